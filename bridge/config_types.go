@@ -1,0 +1,161 @@
+package bridge
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ServerConfig describes one MCP server. The zero value of every optional field means the
+// documented default. ServerConfig is safe to log: its String, GoString and LogValue methods
+// redact header values, environment values and URL credentials and query values.
+type ServerConfig struct {
+	// ID is the server's unique name: the map key in servers.yaml. It appears in logs and
+	// errors, in collision prefixes (<ID>__<tool>) and in Tools.Lookup.
+	ID string
+	// Type is "" (infer: stdio when Command is set, Streamable HTTP with SSE fallback when URL
+	// is set), "stdio", "http" (Streamable HTTP) or "sse" (legacy HTTP+SSE).
+	Type string
+	// Command is the program to run for a stdio server; Args are its arguments. No shell is
+	// involved.
+	Command string
+	Args    []string
+	// Env is added to (not substituted for) the parent environment of a stdio server.
+	Env map[string]string
+	// Dir is the working directory of a stdio server; "" means the caller's.
+	Dir string
+	// URL is the endpoint of an http or sse server.
+	URL string
+	// Headers are sent on every HTTP request to an http or sse server (Authorization, ...).
+	Headers map[string]string
+
+	// Required makes Connect fail (closing every other server) when this server cannot be
+	// reached. By default a failing server is logged and skipped.
+	Required bool
+	// Prefix, when set, names every tool of this server "<Prefix>__<tool>" (sanitised), instead
+	// of prefixing only on a clash.
+	Prefix string
+	// Include and Exclude are glob patterns (path.Match syntax) on the server's own tool
+	// names. When Include is non-empty only matching tools are kept; then tools matching any
+	// Exclude pattern are dropped.
+	Include []string
+	Exclude []string
+
+	// ConnectTimeout bounds start-up (spawn or dial, initialize and tools/list) for this
+	// server; 0 means Options.ConnectTimeout.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds each tools/call to this server unless the caller's context has an
+	// earlier deadline; 0 means Options.CallTimeout.
+	CallTimeout time.Duration
+
+	// Source says where the server was defined ("servers.yaml:12"); LoadConfig sets it and
+	// errors quote it. Optional.
+	Source string
+}
+
+// Transport kinds accepted in ServerConfig.Type.
+const (
+	TypeStdio = "stdio"
+	TypeHTTP  = "http"
+	TypeSSE   = "sse"
+)
+
+const redacted = "***"
+
+// String describes the server without secrets.
+func (c ServerConfig) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s(", c.ID)
+	switch {
+	case c.Command != "":
+		fmt.Fprintf(&b, "stdio %s", c.Command)
+		if len(c.Args) > 0 {
+			fmt.Fprintf(&b, " %s", strings.Join(c.Args, " "))
+		}
+		if len(c.Env) > 0 {
+			fmt.Fprintf(&b, " env=%s", redactedKeys(c.Env))
+		}
+	case c.URL != "":
+		typ := c.Type
+		if typ == "" {
+			typ = "auto"
+		}
+		fmt.Fprintf(&b, "%s %s", typ, RedactURL(c.URL))
+		if len(c.Headers) > 0 {
+			fmt.Fprintf(&b, " headers=%s", redactedKeys(c.Headers))
+		}
+	default:
+		b.WriteString("unconfigured")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// GoString is String, so %#v cannot print secrets either.
+func (c ServerConfig) GoString() string {
+	return "bridge.ServerConfig" + strings.TrimPrefix(c.String(), c.ID)
+}
+
+// LogValue implements slog.LogValuer with secrets redacted.
+func (c ServerConfig) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("id", c.ID)}
+	if c.Type != "" {
+		attrs = append(attrs, slog.String("type", c.Type))
+	}
+	if c.Command != "" {
+		attrs = append(attrs, slog.String("command", c.Command), slog.Any("args", c.Args))
+	}
+	if len(c.Env) > 0 {
+		attrs = append(attrs, slog.String("env", redactedKeys(c.Env)))
+	}
+	if c.URL != "" {
+		attrs = append(attrs, slog.String("url", RedactURL(c.URL)))
+	}
+	if len(c.Headers) > 0 {
+		attrs = append(attrs, slog.String("headers", redactedKeys(c.Headers)))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// redactedKeys renders a map as "{K1=***,K2=***}" in key order.
+func redactedKeys(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + redacted
+	}
+	return "{" + strings.Join(keys, ",") + "}"
+}
+
+// RedactURL returns raw with the user info and every query value replaced by "***". A URL
+// that does not parse is replaced entirely, since it may hold anything.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return redacted
+	}
+	if u.User != nil {
+		u.User = url.User(redacted)
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		parts := make([]string, 0, len(q))
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			parts = append(parts, url.QueryEscape(k)+"="+redacted)
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment = ""
+	return u.String()
+}

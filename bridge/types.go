@@ -1,0 +1,137 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/apps"
+)
+
+// Options tunes Connect and Dial. A nil *Options and zero fields mean the documented defaults.
+type Options struct {
+	// Logger receives warnings (skipped servers, renamed tools, uncompilable schemas) and debug
+	// lines (server stderr, with server=<ID>). Default: slog.Default(), so a skipped server is
+	// never silent. Use slog.New(slog.DiscardHandler) for silence.
+	Logger *slog.Logger
+	// ConnectTimeout bounds one server's start-up: spawn or dial, initialize and every
+	// tools/list page. Default 60s, which survives `npx -y` cold starts. A server's own
+	// ServerConfig.ConnectTimeout wins. The caller's ctx deadline is always an upper bound.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds each tools/call unless the caller's ctx has an earlier deadline.
+	// Default 60s. ServerConfig.CallTimeout wins.
+	CallTimeout time.Duration
+	// MaxResultBytes caps the text a Handler returns (head and tail kept, with a marker
+	// saying how much was cut). Default 100,000 bytes; <0 means no cap.
+	MaxResultBytes int
+
+	// AlwaysPrefix names every tool "<serverID>__<name>" rather than only on a clash.
+	AlwaysPrefix bool
+	// DisableValidation turns off argument validation against each tool's inputSchema.
+	DisableValidation bool
+	// DisableAppsExtension stops advertising the MCP Apps client capability
+	// (extensions["io.modelcontextprotocol/ui"]).
+	DisableAppsExtension bool
+	// OnAppResult, when set, is called after every successful Handler call of an MCP App
+	// tool with the activity a frontend renderer reads. It runs on the caller's goroutine
+	// before the Handler returns.
+	OnAppResult func(ctx context.Context, activity apps.Activity)
+	// OnStatus, when set, is called once per configured server as soon as its start-up
+	// finished (successfully or not), from the goroutine that dialled it.
+	OnStatus func(ServerStatus)
+	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
+	ClientInfo *mcp.Implementation
+}
+
+// Tool is one MCP tool as an inline agent tool. json.Marshal of a Tool gives
+// {"name","description","parameters"} with Parameters as the server sent them, so a host can
+// hand the list to a model API as is.
+type Tool struct {
+	// Name is what the model calls: it matches ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ and is unique
+	// within the set (see Connect for the renaming rules).
+	Name string `json:"name"`
+	// Description is the server's description; MCP App tools get "\n[UI Resource: <uri>]"
+	// appended.
+	Description string `json:"description"`
+	// Parameters is the tool's inputSchema, byte for byte as the server sent it (key order,
+	// number spelling and escapes kept). One fix only: a schema that is exactly an object with
+	// no "properties" key, such as {"type":"object"}, gains "properties":{} because several
+	// model APIs reject it otherwise.
+	Parameters json.RawMessage `json:"parameters"`
+	// Handler calls the tool and returns the text the model reads. See Server.Tools.
+	Handler func(ctx context.Context, args json.RawMessage) (string, error) `json:"-"`
+
+	// Server is the connection this tool came from.
+	Server *Server `json:"-"`
+	// RemoteName is the tool's name on the server, used for tools/call.
+	RemoteName string `json:"-"`
+	// UIResource is the ui:// resource an MCP Apps frontend renders for this tool; "" for
+	// ordinary tools.
+	UIResource string `json:"-"`
+	// Title is the server's display title, if any.
+	Title string `json:"-"`
+	// Annotations are the server's behaviour hints, if any.
+	Annotations *mcp.ToolAnnotations `json:"-"`
+	// Meta is the tool's _meta as the server sent it, if any.
+	Meta json.RawMessage `json:"-"`
+	// OutputSchema is the tool's outputSchema as the server sent it, if any.
+	OutputSchema json.RawMessage `json:"-"`
+}
+
+// Phase names the step of a server's life in which something failed.
+type Phase string
+
+// The phases of a server's start-up and use.
+const (
+	PhaseConfig     Phase = "config"     // the ServerConfig itself is invalid
+	PhaseStart      Phase = "start"      // spawning the process or dialling the URL
+	PhaseInitialize Phase = "initialize" // the MCP handshake
+	PhaseList       Phase = "tools/list" // listing tools (every page)
+	PhaseCall       Phase = "tools/call" // calling a tool
+)
+
+// PhaseTiming is how long one phase of a server's start-up took.
+type PhaseTiming struct {
+	Phase    Phase         `json:"phase"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Rename records a tool whose model-visible name differs from its name on the server.
+type Rename struct {
+	Remote string `json:"remote"`
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// ToolProblem records something wrong with one tool of a server: a tool skipped because its
+// inputSchema is not an object, a schema that does not compile (validation off for that tool),
+// malformed MCP Apps metadata.
+type ToolProblem struct {
+	Tool    string `json:"tool"`
+	Problem string `json:"problem"`
+	// Skipped says the tool was dropped; otherwise it is still offered.
+	Skipped bool `json:"skipped,omitempty"`
+}
+
+// ServerStatus is the outcome of one server's start-up, for operators (mcpbridge probe) and
+// for hosts that surface server health. Err is nil when the server is up.
+type ServerStatus struct {
+	ID              string        `json:"id"`
+	Transport       string        `json:"transport,omitempty"` // "stdio", "http" or "sse": the one that worked or failed last
+	Err             *ServerError  `json:"-"`
+	Timings         []PhaseTiming `json:"timings,omitempty"`
+	ServerName      string        `json:"serverName,omitempty"`
+	ServerVersion   string        `json:"serverVersion,omitempty"`
+	ProtocolVersion string        `json:"protocolVersion,omitempty"`
+	// Tools are the model-visible tools (after filters, renaming and visibility).
+	Tools Tools `json:"-"`
+	// AppOnly are the remote names of tools hidden from the model by _meta.ui.visibility; they
+	// stay callable by MCP Apps through the proxy.
+	AppOnly  []string      `json:"appOnly,omitempty"`
+	Renamed  []Rename      `json:"renamed,omitempty"`
+	Problems []ToolProblem `json:"problems,omitempty"`
+	// Stderr is the tail of a stdio server's stderr (empty for HTTP servers).
+	Stderr string `json:"stderr,omitempty"`
+}
