@@ -5,4 +5,5 @@ package results
 // transport failures with errors.As.
 type ToolError struct{ Text string }
 
+// Error returns Text unchanged, so the model reads exactly what the tool reported.
 func (e *ToolError) Error() string { return e.Text }

@@ -1,0 +1,32 @@
+// Package results turns the result of an MCP tools/call (a go-sdk *mcp.CallToolResult) into
+// what an agent's model reads: one string from [Flatten], plus typed [Part] values from
+// [Parts] for hosts whose model also takes images or audio.
+//
+// Flattening follows these rules, in order:
+//
+//  1. If structuredContent is present (and the tool is not an MCP App tool), the text starts
+//     with its compact JSON (no HTML escaping). Text blocks that merely echo it are dropped:
+//     a block is an echo when it decodes to the same JSON value, or when it equals the
+//     compact JSON (or, for a string value, the string itself) up to whitespace. Other
+//     blocks follow on new lines.
+//  2. Otherwise the content blocks are rendered in order, one per line: text blocks as they
+//     are, embedded text resources as a "[resource: <uri> (<mime>)]" header line followed by
+//     their text, and images, audio, binary resources and resource links as short labelled
+//     placeholders such as "[image: image/png, 5.4 KB]" or
+//     "[resource link: demo://x (name, text/plain, 3 B)]". Binary payloads (and the payload
+//     part of data: URIs) never appear in the text.
+//  3. If that yields nothing (no content, or only empty or whitespace-only text blocks), the
+//     text is the whole result as compact JSON with binary payloads elided to a size note;
+//     an entirely empty result reads {"content":[]}.
+//  4. For MCP App tools ([Options].App) the model reads content only: structuredContent is
+//     meant for the App's UI and is ignored by rules 1 and 3.
+//  5. The text is capped (default [DefaultMaxBytes]) by [Truncate], which keeps the head and
+//     the tail and says how many bytes it cut. A tool error keeps at least [MinErrorBytes].
+//
+// The text is always valid UTF-8 (invalid sequences in server data become U+FFFD) and never
+// empty. A result with isError set is also returned as a *[ToolError] whose Text is the
+// flattened text, so callers can tell a tool's own failure from a transport failure with
+// errors.As.
+//
+// All functions are safe for concurrent use; they never modify the result they are given.
+package results

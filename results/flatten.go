@@ -1,0 +1,458 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxBytes is the cap [Flatten] applies to its text when [Options].MaxBytes is 0.
+const DefaultMaxBytes = 100_000
+
+// MinErrorBytes is the smallest cap [Flatten] applies to the text of a tool error
+// (isError: true), whatever [Options].MaxBytes says, unless MaxBytes is negative (no cap):
+// an error the model cannot read is useless.
+const MinErrorBytes = 2048
+
+// noContent is the text of a result that has nothing to show and cannot be encoded as JSON
+// (only possible for results built in Go, never for decoded ones).
+const noContent = "(no content)"
+
+// maxNesting bounds how deep nested tool_result content is followed.
+const maxNesting = 4
+
+// Options configures [Flatten]. A nil *Options means the zero value: the default cap and an
+// ordinary (non-App) tool.
+type Options struct {
+	// MaxBytes caps the length of the returned text: 0 means [DefaultMaxBytes], a negative
+	// value means no cap. Positive values below [MinTruncateBytes] are raised to it, and tool
+	// errors get at least [MinErrorBytes].
+	MaxBytes int
+	// App marks an MCP App tool: the model reads its content only, because the MCP Apps spec
+	// reserves structuredContent for the App's UI.
+	App bool
+}
+
+// Flatten returns the text a model reads for res, following the rules in the package
+// documentation. The text is valid UTF-8 and never empty. When res.IsError is set, Flatten
+// also returns a *[ToolError] whose Text equals the returned text. A nil res is an error
+// (and the text is then "").
+func Flatten(res *mcp.CallToolResult, opts *Options) (string, error) {
+	if res == nil {
+		return "", errors.New("flatten tool result: result is nil")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	var p pieces
+	var echo *echoCheck
+	if !o.App && res.StructuredContent != nil {
+		if js, err := compactJSON(res.StructuredContent); err == nil && js != "null" {
+			p.block(js)
+			echo = &echoCheck{compact: js, value: res.StructuredContent}
+		}
+	}
+	for _, c := range res.Content {
+		addContent(&p, c, echo, 0)
+	}
+	if p.n == 0 {
+		p.block(fallbackJSON(res))
+	}
+	text := p.String(limit(o.MaxBytes, res.IsError))
+	if res.IsError {
+		return text, &ToolError{Text: text}
+	}
+	return text, nil
+}
+
+// limit returns the effective cap (0: none) for Options.MaxBytes.
+func limit(maxBytes int, isError bool) int {
+	if maxBytes < 0 {
+		return 0
+	}
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if isError {
+		maxBytes = max(maxBytes, MinErrorBytes)
+	}
+	return max(maxBytes, MinTruncateBytes)
+}
+
+// addContent renders one content block into p. Nil blocks and empty or whitespace-only text
+// add nothing; text that echoes the structured content (echo != nil) is dropped.
+func addContent(p *pieces, c mcp.Content, echo *echoCheck, depth int) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		if c == nil || isBlank(c.Text) || (echo != nil && echo.matches(c.Text)) {
+			return
+		}
+		p.block(c.Text)
+	case *mcp.ImageContent:
+		if c != nil {
+			p.block(label("image", "", c.MIMEType, sizeNote(int64(len(c.Data)))))
+		}
+	case *mcp.AudioContent:
+		if c != nil {
+			p.block(label("audio", "", c.MIMEType, sizeNote(int64(len(c.Data)))))
+		}
+	case *mcp.ResourceLink:
+		if c == nil {
+			return
+		}
+		size := ""
+		if c.Size != nil && *c.Size >= 0 {
+			size = sizeNote(*c.Size)
+		}
+		p.block(label("resource link", c.URI, c.Name, c.MIMEType, size))
+	case *mcp.EmbeddedResource:
+		if c == nil {
+			return
+		}
+		r := c.Resource
+		switch {
+		case r == nil:
+			p.block("[resource: no contents]")
+		case r.Text != "" && len(r.Blob) == 0:
+			p.block(label("resource", r.URI, r.MIMEType))
+			p.add("\n")
+			p.add(r.Text)
+		default:
+			p.block(label("resource", r.URI, r.MIMEType, sizeNote(int64(len(r.Blob)+len(r.Text)))))
+		}
+	case *mcp.ToolUseContent:
+		if c != nil {
+			p.block(label("tool use", "", c.Name))
+		}
+	case *mcp.ToolResultContent:
+		if c == nil {
+			return
+		}
+		state := ""
+		if c.IsError {
+			state = "error"
+		}
+		p.block(label("tool result", "", state))
+		if depth >= maxNesting {
+			return
+		}
+		for _, n := range c.Content {
+			addContent(p, n, nil, depth+1)
+		}
+	case nil:
+	default:
+		// The Content interface is closed (it has an unexported method), so this only
+		// happens if a later go-sdk adds a type.
+		p.block(fmt.Sprintf("[content: %T]", c))
+	}
+}
+
+// isBlank reports whether s holds nothing but whitespace.
+func isBlank(s string) bool {
+	return strings.TrimSpace(s) == ""
+}
+
+// label builds a placeholder such as "[image: image/png, 5 B]" or
+// "[resource link: demo://x (x, text/plain, 3 B)]". Empty details are left out.
+func label(kind, uri string, details ...string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	b.WriteString(kind)
+	n := 0
+	if uri != "" {
+		b.WriteString(": ")
+		b.WriteString(cleanURI(uri))
+	}
+	for _, d := range details {
+		if d == "" {
+			continue
+		}
+		switch {
+		case n > 0:
+			b.WriteString(", ")
+		case uri != "":
+			b.WriteString(" (")
+		default:
+			b.WriteString(": ")
+		}
+		b.WriteString(clean(d, 200))
+		n++
+	}
+	if uri != "" && n > 0 {
+		b.WriteByte(')')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// cleanURI shortens a URI for a placeholder: the payload of a data: URI is elided (it is
+// usually base64) and long URIs are cut.
+func cleanURI(uri string) string {
+	if len(uri) >= 5 && strings.EqualFold(uri[:5], "data:") {
+		if i := strings.IndexByte(uri, ','); i >= 0 && i+1 < len(uri) {
+			return clean(uri[:i+1], 100) + "…(" + sizeNote(int64(len(uri)-i-1)) + ")"
+		}
+	}
+	return clean(uri, 500)
+}
+
+// clean makes server-supplied s fit on one line of at most about n bytes.
+func clean(s string, n int) string {
+	if len(s) > n {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// sizeNote formats a byte count: "3 B", "5.4 KB", "12.0 MB".
+func sizeNote(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	f := float64(n)
+	for _, u := range []string{"KB", "MB", "GB", "TB"} {
+		f /= unit
+		if f < unit || u == "TB" {
+			return strconv.FormatFloat(f, 'f', 1, 64) + " " + u
+		}
+	}
+	return "" // unreachable
+}
+
+// compactJSON encodes v without HTML escaping and without the trailing newline.
+func compactJSON(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// echoCheck decides whether a text block merely repeats the structured content.
+type echoCheck struct {
+	compact string // the structured content's compact JSON
+	value   any    // the structured content as given
+	norm    any    // value as generic JSON (maps, slices, float64, ...); set by normalized
+	state   int    // 0: norm not computed, 1: ok, -1: unavailable
+}
+
+// matches reports whether text is an echo of the structured content: equal to its compact JSON
+// (or, for a string value, to the string) up to whitespace, or decoding to the same JSON value.
+func (e *echoCheck) matches(text string) bool {
+	if fieldsEqual(text, e.compact) {
+		return true
+	}
+	if s, ok := e.value.(string); ok && fieldsEqual(text, s) {
+		return true
+	}
+	i := skipSpace(text, 0)
+	if i == len(text) || jsonClass(text[i]) != jsonClass(e.compact[0]) {
+		return false // cannot decode to the same value; skip the costly decode
+	}
+	norm, ok := e.normalized()
+	if !ok {
+		return false
+	}
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(v, norm)
+}
+
+// normalized returns the structured content as json.Unmarshal into an any would give it.
+func (e *echoCheck) normalized() (any, bool) {
+	if e.state == 0 {
+		e.state = -1
+		if isGeneric(e.value, 0) {
+			e.norm, e.state = e.value, 1
+		} else if err := json.Unmarshal([]byte(e.compact), &e.norm); err == nil {
+			e.state = 1
+		}
+	}
+	return e.norm, e.state == 1
+}
+
+// isGeneric reports whether v consists only of the types json.Unmarshal produces for an any,
+// as the go-sdk's decoding of structuredContent does.
+func isGeneric(v any, depth int) bool {
+	if depth > 10000 {
+		return false
+	}
+	switch v := v.(type) {
+	case nil, bool, float64, string:
+		return true
+	case map[string]any:
+		for _, e := range v {
+			if !isGeneric(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if !isGeneric(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// jsonClass groups the first byte of a JSON value by the kind of value it starts.
+func jsonClass(c byte) byte {
+	if c == '-' || (c >= '0' && c <= '9') {
+		return '0'
+	}
+	if c == 't' {
+		return 'f'
+	}
+	return c
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// skipSpace returns the index of the first non-space byte of s at or after i.
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// fieldsEqual reports whether a and b have the same whitespace-separated fields, that is,
+// whether they are equal once leading and trailing whitespace is removed and every inner
+// run of whitespace is read as one space. It does not allocate.
+func fieldsEqual(a, b string) bool {
+	i, j := 0, 0
+	for {
+		i, j = skipSpace(a, i), skipSpace(b, j)
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		for i < len(a) && j < len(b) && !isSpace(a[i]) && !isSpace(b[j]) {
+			if a[i] != b[j] {
+				return false
+			}
+			i, j = i+1, j+1
+		}
+		if (i < len(a) && !isSpace(a[i])) || (j < len(b) && !isSpace(b[j])) {
+			return false
+		}
+	}
+}
+
+// elidedBlock is a content block in the fallback JSON, with binary payloads replaced by a
+// size note.
+type elidedBlock struct {
+	Type     string           `json:"type"`
+	Text     *string          `json:"text,omitempty"`
+	MIMEType string           `json:"mimeType,omitempty"`
+	Data     string           `json:"data,omitempty"`
+	URI      string           `json:"uri,omitempty"`
+	Name     string           `json:"name,omitempty"`
+	Size     *int64           `json:"size,omitempty"`
+	Resource *elidedResource  `json:"resource,omitempty"`
+	Content  []*elidedBlock   `json:"content,omitempty"`
+	Meta     mcp.Meta         `json:"_meta,omitempty"`
+	Notes    *mcp.Annotations `json:"annotations,omitempty"`
+}
+
+type elidedResource struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+}
+
+// fallbackJSON is the text of a result without anything to show: the result as compact JSON
+// with binary payloads elided and without structuredContent (either it is absent, could not
+// be encoded, or it belongs to an App's UI).
+func fallbackJSON(res *mcp.CallToolResult) string {
+	v := struct {
+		Meta    mcp.Meta       `json:"_meta,omitempty"`
+		Content []*elidedBlock `json:"content"`
+		IsError bool           `json:"isError,omitempty"`
+	}{Meta: res.Meta, Content: elide(res.Content, 0), IsError: res.IsError}
+	js, err := compactJSON(v)
+	if err != nil {
+		v.Meta = nil // only Go-built results can hold unencodable values
+		if js, err = compactJSON(v); err != nil {
+			return noContent
+		}
+	}
+	return js
+}
+
+// elide converts content blocks for fallbackJSON.
+func elide(cs []mcp.Content, depth int) []*elidedBlock {
+	out := make([]*elidedBlock, 0, len(cs))
+	for _, c := range cs {
+		var e *elidedBlock
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			if c != nil {
+				e = &elidedBlock{Type: "text", Text: &c.Text, Meta: c.Meta, Notes: c.Annotations}
+			}
+		case *mcp.ImageContent:
+			if c != nil {
+				e = &elidedBlock{Type: "image", MIMEType: c.MIMEType, Data: elided(len(c.Data)), Meta: c.Meta, Notes: c.Annotations}
+			}
+		case *mcp.AudioContent:
+			if c != nil {
+				e = &elidedBlock{Type: "audio", MIMEType: c.MIMEType, Data: elided(len(c.Data)), Meta: c.Meta, Notes: c.Annotations}
+			}
+		case *mcp.ResourceLink:
+			if c != nil {
+				e = &elidedBlock{Type: "resource_link", URI: c.URI, Name: c.Name, MIMEType: c.MIMEType, Size: c.Size, Meta: c.Meta, Notes: c.Annotations}
+			}
+		case *mcp.EmbeddedResource:
+			if c != nil {
+				e = &elidedBlock{Type: "resource", Meta: c.Meta, Notes: c.Annotations}
+				if r := c.Resource; r != nil {
+					e.Resource = &elidedResource{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text}
+					if len(r.Blob) > 0 {
+						e.Resource.Blob = elided(len(r.Blob))
+					}
+				}
+			}
+		case *mcp.ToolUseContent:
+			if c != nil {
+				e = &elidedBlock{Type: "tool_use", Name: c.Name}
+			}
+		case *mcp.ToolResultContent:
+			if c != nil {
+				e = &elidedBlock{Type: "tool_result"}
+				if depth < maxNesting {
+					e.Content = elide(c.Content, depth+1)
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func elided(n int) string { return "[elided: " + sizeNote(int64(n)) + "]" }
