@@ -115,7 +115,7 @@ func readResourceURI(v any, where string) (string, []string) {
 		return "", []string{fmt.Sprintf("%s is %s, want a string", where, kindOf(v))}
 	}
 	if !strings.HasPrefix(s, URIScheme) {
-		return "", []string{fmt.Sprintf("%s: resourceUri %s does not start with %s", where, quote(s), URIScheme)}
+		return "", []string{fmt.Sprintf("%s %s does not start with %s", where, quote(s), URIScheme)}
 	}
 	return s, nil
 }
