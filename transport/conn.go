@@ -1,0 +1,296 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// killWait is how long Close waits for the process after SIGKILL, and
+// stderrWait how long it then waits for the stderr drain to reach EOF; their
+// sum is the "+1s" of the Close bound.
+const (
+	killWait   = 750 * time.Millisecond
+	stderrWait = 250 * time.Millisecond
+)
+
+// ErrUsed is returned by the Transport's Connect when it is called a second
+// time, or after Close.
+var ErrUsed = errors.New("transport already used or closed")
+
+// Conn is one single-use connection to one server: Open, hand Transport() to
+// mcp.Client.Connect once, use the session, Close. All methods are safe for
+// concurrent use.
+type Conn struct {
+	id     string
+	kind   Kind
+	grace  time.Duration
+	logger *slog.Logger
+	cap    capture
+
+	// stdio
+	spec   Spec // copy; stdio settings
+	exited chan struct{}
+	tail   *tailBuffer
+
+	// http, sse
+	ep *endpoint
+	rt *roundTripper
+	hc *http.Client
+
+	started atomic.Bool // stdio: the process was started
+
+	mu     sync.Mutex
+	used   bool           // Connect was called
+	closed bool           // Close was called
+	proc   *process       // stdio, once started
+	inner  mcp.Connection // http/sse: go-sdk's connection
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open prepares one single-use connection of kind k (normally an element of
+// Kinds(s)). It validates s but does no I/O: the process is started or the
+// endpoint contacted only in Transport().Connect.
+func Open(s Spec, k Kind) (*Conn, error) {
+	if k == "" {
+		return nil, fmt.Errorf("server %q: no transport kind given", s.ID)
+	}
+	if s.Kind != "" && s.Kind != k {
+		return nil, fmt.Errorf("server %q: kind %q requested but the server's type is %q", s.ID, k, s.Kind)
+	}
+	s2 := s
+	s2.Kind = k
+	if _, err := Kinds(s2); err != nil {
+		return nil, err
+	}
+	c := &Conn{
+		id:     s.ID,
+		kind:   k,
+		grace:  s.Grace,
+		logger: s.Logger,
+	}
+	if c.grace <= 0 {
+		c.grace = DefaultGrace
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	switch k {
+	case KindStdio:
+		c.spec = s
+		c.spec.Args = append([]string(nil), s.Args...)
+		c.spec.Env = make(map[string]string, len(s.Env))
+		for k, v := range s.Env {
+			c.spec.Env[k] = v
+		}
+		c.exited = make(chan struct{})
+		n := s.StderrTailBytes
+		if n <= 0 {
+			n = DefaultStderrTailBytes
+		}
+		c.tail = &tailBuffer{max: n}
+	case KindHTTP, KindSSE:
+		ep, err := parseEndpoint(s.URL)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: url: %w", s.ID, err)
+		}
+		c.ep = ep
+		c.rt = newRoundTripper(s, k, ep, &c.cap)
+		hc := &http.Client{}
+		if s.HTTPClient != nil {
+			*hc = *s.HTTPClient
+		}
+		hc.Transport = c.rt
+		c.hc = hc
+	}
+	return c, nil
+}
+
+// Kind returns the connection's transport kind.
+func (c *Conn) Kind() Kind { return c.kind }
+
+// ID returns the server ID given in the Spec.
+func (c *Conn) ID() string { return c.id }
+
+// Transport returns the mcp.Transport to hand to mcp.Client.Connect, exactly
+// once. Every call returns the same value; a second Connect fails with
+// ErrUsed.
+//
+// For stdio, the process is started in Connect and does not depend on the
+// Connect ctx afterwards. For http (Streamable), go-sdk detaches the session
+// from the Connect ctx. For sse, go-sdk's GET stream uses the Connect ctx for
+// the whole session: the ctx given to Connect must outlive the session
+// (cancelling it ends the session).
+func (c *Conn) Transport() mcp.Transport { return connTransport{c} }
+
+// connTransport is the mcp.Transport of a Conn.
+type connTransport struct{ c *Conn }
+
+// Connect implements mcp.Transport.
+func (t connTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	return t.c.connect(ctx)
+}
+
+func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
+	c.mu.Lock()
+	if c.used || c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("server %q: %w", c.id, ErrUsed)
+	}
+	c.used = true
+	if c.kind == KindStdio {
+		defer c.mu.Unlock()
+		return c.startLocked(ctx)
+	}
+	c.mu.Unlock()
+
+	var (
+		inner mcp.Connection
+		err   error
+	)
+	if c.kind == KindHTTP {
+		inner, err = (&mcp.StreamableClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
+	} else {
+		inner, err = (&mcp.SSEClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server %q: connecting over %s: %w", c.id, c.kind, err)
+	}
+	c.mu.Lock()
+	c.inner = inner
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		_ = inner.Close()
+		return nil, fmt.Errorf("server %q: %w", c.id, ErrUsed)
+	}
+	if c.kind == KindHTTP {
+		// Unwrapped: go-sdk needs its own concrete connection (protocol
+		// version header, standalone GET stream). Capture happens in the
+		// RoundTripper.
+		return inner, nil
+	}
+	return &captureConn{Connection: inner, cap: &c.cap, close: c.Close}, nil
+}
+
+// TakeTools returns the raw tool objects (each element one entry of
+// result.tools, bytes exactly as the server sent them) from every tools/list
+// response seen since the previous TakeTools, in wire order, and forgets
+// them. go-sdk's ListTools may drop tools (null entries, invalid x-mcp-header)
+// that are present here, so match by "name", not by index.
+func (c *Conn) TakeTools() []json.RawMessage { return c.cap.take() }
+
+// Stderr returns, for stdio, the tail of the process's stderr: valid UTF-8,
+// at most StderrTailBytes bytes (plus replacement characters for invalid
+// bytes). It is "" for http and sse.
+func (c *Conn) Stderr() string {
+	if c.tail == nil {
+		return ""
+	}
+	return c.tail.String()
+}
+
+// Exited returns, for stdio, a channel closed once the process has exited
+// and been reaped (or, if it was never started, once Close has run). It is
+// nil for http and sse.
+func (c *Conn) Exited() <-chan struct{} {
+	if c.kind != KindStdio {
+		return nil
+	}
+	return c.exited
+}
+
+// ExitError returns, for stdio, the process's exit error (as from
+// exec.Cmd.Wait: nil for exit status 0, an *exec.ExitError otherwise) once
+// Exited is closed; before that, and for http and sse, it returns nil.
+func (c *Conn) ExitError() error {
+	if c.kind != KindStdio {
+		return nil
+	}
+	select {
+	case <-c.exited:
+	default:
+		return nil
+	}
+	c.mu.Lock()
+	p := c.proc
+	c.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.waitErr
+}
+
+// Reached reports, for stdio, whether the process was started; for http and
+// sse, whether at least one HTTP response came back from the server.
+func (c *Conn) Reached() bool {
+	if c.kind == KindStdio {
+		return c.started.Load()
+	}
+	return c.rt.reached.Load()
+}
+
+// FallbackToSSE reports, for KindHTTP, that the endpoint answered the
+// initialize POST the way the MCP spec describes an old HTTP+SSE server:
+// status 400, 404 or 405, or a 2xx whose content type is neither
+// application/json nor text/event-stream. The caller should then Close this
+// Conn and Open the same Spec with KindSSE.
+func (c *Conn) FallbackToSSE() bool {
+	return c.kind == KindHTTP && c.rt.fallback.Load()
+}
+
+// Close tears the connection down. It is idempotent and safe to call
+// concurrently with the MCP session's own Close (which reaches the same
+// teardown through the Connection): all callers wait for the one teardown.
+//
+// For stdio it closes stdin, waits Grace, SIGTERMs the process group, waits
+// Grace, SIGKILLs the group and reaps the process: it returns within about
+// 2*Grace + 1s even if the process ignores stdin EOF and SIGTERM. The
+// process's exit status is not an error (see ExitError). For http and sse it
+// closes go-sdk's connection (Streamable HTTP sends a DELETE for a stateful
+// session), waiting at most 2*Grace + 1s.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() { c.closeErr = c.teardown() })
+	return c.closeErr
+}
+
+func (c *Conn) teardown() error {
+	c.mu.Lock()
+	c.closed = true
+	proc, inner := c.proc, c.inner
+	c.mu.Unlock()
+
+	if c.kind == KindStdio {
+		if proc == nil {
+			close(c.exited) // never started: nothing will exit
+			return nil
+		}
+		return c.stopProcess(proc)
+	}
+	if inner == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- inner.Close() }()
+	t := time.NewTimer(2*c.grace + time.Second)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("server %q: closing %s connection: %w", c.id, c.kind, err)
+		}
+		return nil
+	case <-t.C:
+		return fmt.Errorf("server %q: closing %s connection: timed out", c.id, c.kind)
+	}
+}

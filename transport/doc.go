@@ -1,0 +1,64 @@
+// Package transport turns one MCP server's connection settings into an
+// [mcp.Transport] for go-sdk's [mcp.Client.Connect], and owns everything below
+// the MCP session: the stdio child process (environment, working directory,
+// process group, stderr drain, shutdown), the HTTP plumbing (header
+// injection, URL secrets, Streamable HTTP with legacy SSE fallback), and the
+// capture of the raw tools/list bytes, so that tool schemas can be passed on
+// byte for byte (go-sdk decodes them into maps, losing key order and big
+// integer precision).
+//
+// # Usage
+//
+//	kinds, err := transport.Kinds(spec) // e.g. [http sse] for a URL
+//	for _, k := range kinds {
+//		c, err := transport.Open(spec, k)
+//		cs, err := client.Connect(longLivedCtx, c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+//		if err != nil {
+//			c.Close()
+//			if c.FallbackToSSE() { continue } // try the next kind
+//			return err
+//		}
+//		... cs.ListTools ...; raw := c.TakeTools()
+//		defer cs.Close(); defer c.Close()
+//	}
+//
+// A [Conn] is single use: one Open, one Connect, one Close. Reconnecting means
+// a new Open.
+//
+// # stdio
+//
+// The command is started directly (no shell), in its own process group, with
+// the parent environment plus [Spec.Env]. The command is looked up with
+// [exec.LookPath] semantics; if Spec.Env sets PATH, that PATH is used for the
+// lookup (it is also the PATH the child sees), otherwise the parent's PATH. A
+// relative command containing a path separator is resolved against
+// [Spec.Dir] when Dir is set. Stderr is always drained: the last
+// [Spec.StderrTailBytes] are kept for [Conn.Stderr] and every line is logged
+// at Debug level with the attribute server=<ID>. Environment values are never
+// logged.
+//
+// Shutdown (whether started by [Conn.Close] or by the MCP session closing its
+// connection) follows the MCP spec: close stdin, wait [Spec.Grace], SIGTERM
+// the process group, wait Grace, SIGKILL the process group, and reap the
+// child. When the child exits on its own, the rest of its process group is
+// killed at once, so `sh -c` and npx grandchildren never outlive it. On Linux
+// the child also gets Pdeathsig SIGKILL, so it dies with the parent. On
+// Windows the child is started in a new process group and killed with
+// TerminateProcess; its own children are not tracked there.
+//
+// # HTTP and SSE
+//
+// go-sdk is given a redacted endpoint: no userinfo, and every query value
+// replaced by "***". The package's [http.RoundTripper] restores the real URL
+// (and sends the userinfo as basic auth) on the way out, so no error produced
+// by net/http or go-sdk can contain URL secrets. [Spec.Headers] are added to
+// every request to the endpoint's host (requests redirected to another host
+// do not get them, like net/http's handling of sensitive headers).
+//
+// For Streamable HTTP the go-sdk connection is handed over unwrapped (wrapping
+// it disables go-sdk's Mcp-Protocol-Version header and standalone GET stream);
+// tools/list responses are captured by the RoundTripper, which tees response
+// bodies (application/json and text/event-stream) as go-sdk reads them. For
+// stdio and legacy SSE the connection is wrapped and the decoded JSON-RPC
+// messages are inspected.
+package transport

@@ -1,0 +1,242 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// roundTripper is the http.RoundTripper under go-sdk's HTTP transports. It
+// restores the real endpoint URL, injects headers and basic auth, records
+// whether the server was reached and whether it looks like a legacy SSE
+// server, and (Streamable HTTP only) captures tools/list responses.
+type roundTripper struct {
+	base     http.RoundTripper
+	ep       *endpoint
+	headers  http.Header
+	host     string // the canonical Host header value from Spec.Headers, if any
+	capture  *capture
+	captures bool // tee bodies for the capture (Streamable HTTP only)
+	detect   bool // detect the legacy SSE fallback signal (Streamable HTTP only)
+
+	reached  atomic.Bool
+	fallback atomic.Bool
+}
+
+// newRoundTripper builds the RoundTripper for s.
+func newRoundTripper(s Spec, k Kind, ep *endpoint, cp *capture) *roundTripper {
+	base := http.DefaultTransport
+	if s.HTTPClient != nil && s.HTTPClient.Transport != nil {
+		base = s.HTTPClient.Transport
+	}
+	rt := &roundTripper{
+		base:     base,
+		ep:       ep,
+		headers:  make(http.Header, len(s.Headers)),
+		capture:  cp,
+		captures: k == KindHTTP,
+		detect:   k == KindHTTP,
+	}
+	for k, v := range s.Headers {
+		if strings.EqualFold(k, "Host") {
+			rt.host = v
+			continue
+		}
+		rt.headers.Set(k, v)
+	}
+	return rt
+}
+
+// sameURL reports whether a and b have the same scheme, host, path and query.
+func sameURL(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Host, b.Host) &&
+		a.EscapedPath() == b.EscapedPath() && a.RawQuery == b.RawQuery
+}
+
+// RoundTrip implements http.RoundTripper. It never modifies req.
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	if sameURL(req.URL, rt.ep.redacted) {
+		u := *rt.ep.real
+		out.URL = &u
+		out.Host = ""
+	}
+	if strings.EqualFold(out.URL.Host, rt.ep.real.Host) {
+		for k, vs := range rt.headers {
+			out.Header[k] = append([]string(nil), vs...)
+		}
+		if rt.host != "" {
+			out.Host = rt.host
+		}
+		if u := rt.ep.user; u != nil && out.Header.Get("Authorization") == "" {
+			pw, _ := u.Password()
+			out.SetBasicAuth(u.Username(), pw)
+		}
+	}
+
+	var isInit bool
+	var sentToolsList bool
+	if req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, rt.redactErr(err)
+		}
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
+		if rt.detect {
+			isInit = isInitialize(body)
+		}
+		if rt.captures {
+			sentToolsList = rt.capture.observeRequests(body)
+		}
+	}
+
+	resp, err := rt.base.RoundTrip(out)
+	if err != nil {
+		return nil, rt.redactErr(err)
+	}
+	rt.reached.Store(true)
+	resp.Request = req // never expose the real URL through the response
+
+	ct := mediaType(resp.Header.Get("Content-Type"))
+	if isInit {
+		switch {
+		case resp.StatusCode == http.StatusBadRequest, resp.StatusCode == http.StatusNotFound,
+			resp.StatusCode == http.StatusMethodNotAllowed:
+			rt.fallback.Store(true)
+		case resp.StatusCode >= 200 && resp.StatusCode < 300 &&
+			ct != "application/json" && ct != "text/event-stream":
+			rt.fallback.Store(true)
+		}
+	}
+	if rt.captures && resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Body != nil {
+		switch {
+		case ct == "text/event-stream":
+			// Any stream may carry the response: a POST's own stream, or a
+			// GET resuming it with Last-Event-ID.
+			resp.Body = &teeBody{rc: resp.Body, sink: &sseParser{
+				limit: mcp.DefaultMaxEventSize,
+				onEvent: func(name string, data []byte) {
+					if name == "" || name == "message" {
+						rt.capture.observeResponses(data)
+					}
+				},
+			}}
+		case ct == "application/json" && sentToolsList:
+			resp.Body = &teeBody{rc: resp.Body, sink: &jsonSink{
+				limit:  maxCaptureBytes,
+				onBody: rt.capture.observeResponses,
+			}}
+		}
+	}
+	return resp, nil
+}
+
+// mediaType returns the lowercased media type of a Content-Type value.
+func mediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// isInitialize reports whether an outgoing POST body is an initialize request.
+func isInitialize(body []byte) bool {
+	if !bytes.Contains(body, []byte(`"initialize"`)) {
+		return false
+	}
+	found := false
+	forEachMessage(body, func(_ jsonrpc.ID, method *string, _ json.RawMessage) {
+		if method != nil && *method == "initialize" {
+			found = true
+		}
+	})
+	return found
+}
+
+// secrets returns the strings that must never appear in an error: the real
+// query and the userinfo parts.
+func (rt *roundTripper) secrets() []string {
+	var s []string
+	if q := rt.ep.real.RawQuery; q != "" {
+		s = append(s, q)
+		for _, p := range strings.Split(q, "&") {
+			if _, v, ok := strings.Cut(p, "="); ok && v != "" {
+				s = append(s, v)
+				if uv, err := url.QueryUnescape(v); err == nil && uv != "" {
+					s = append(s, uv)
+				}
+			}
+		}
+	}
+	if u := rt.ep.user; u != nil {
+		if n := u.Username(); n != "" {
+			s = append(s, n)
+		}
+		if pw, ok := u.Password(); ok && pw != "" {
+			s = append(s, pw)
+		}
+	}
+	for _, vs := range rt.headers {
+		for _, v := range vs {
+			if v != "" {
+				s = append(s, v)
+			}
+		}
+	}
+	return s
+}
+
+// redactErr returns err unchanged unless its text contains a secret; then it
+// returns an error whose text has them replaced by "***". The original error
+// is not reachable from the result (that would defeat the purpose), but
+// context errors and timeouts stay recognisable.
+func (rt *roundTripper) redactErr(err error) error {
+	msg := err.Error()
+	leaked := false
+	for _, s := range rt.secrets() {
+		if len(s) >= 3 && strings.Contains(msg, s) {
+			msg = strings.ReplaceAll(msg, s, "***")
+			leaked = true
+		}
+	}
+	if !leaked {
+		return err
+	}
+	re := &redactedError{msg: msg}
+	switch {
+	case errors.Is(err, context.Canceled):
+		re.cause = context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		re.cause = context.DeadlineExceeded
+	}
+	var ne net.Error
+	re.timeout = errors.As(err, &ne) && ne.Timeout()
+	return re
+}
+
+// redactedError is an error whose text had secrets removed.
+type redactedError struct {
+	msg     string
+	cause   error // a context error, or nil
+	timeout bool
+}
+
+func (e *redactedError) Error() string   { return e.msg }
+func (e *redactedError) Unwrap() error   { return e.cause }
+func (e *redactedError) Timeout() bool   { return e.timeout }
+func (e *redactedError) Temporary() bool { return false }

@@ -1,0 +1,174 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Kind is a transport kind.
+type Kind string
+
+// The transport kinds.
+const (
+	KindStdio Kind = "stdio"
+	KindHTTP  Kind = "http" // Streamable HTTP
+	KindSSE   Kind = "sse"  // legacy HTTP+SSE (protocol 2024-11-05)
+)
+
+// Defaults applied to zero [Spec] fields.
+const (
+	DefaultGrace           = 2 * time.Second
+	DefaultStderrTailBytes = 8 << 10
+)
+
+// Spec holds one server's connection settings. The zero value of every
+// optional field selects a documented default. Open copies what it needs; the
+// caller may reuse the Spec afterwards.
+type Spec struct {
+	ID      string            // server ID, used in logs and errors
+	Kind    Kind              // "" = infer (see Kinds)
+	Command string            // stdio: the program (no shell); Args its arguments
+	Args    []string          // stdio: arguments; never logged or put in errors
+	Env     map[string]string // stdio: added to the parent environment (os.Environ()), overriding the same keys; values are never logged
+	Dir     string            // stdio: working directory; "" = the current one
+	URL     string            // http/sse: the endpoint; its userinfo and query values are treated as secrets
+	Headers map[string]string // http/sse: set on every HTTP request to the endpoint's host; values are secrets
+
+	// Logger receives stderr lines (Debug, attribute server=<ID>) and
+	// transport events. nil discards.
+	Logger *slog.Logger
+	// StderrTailBytes is the size of the stderr tail kept for Conn.Stderr.
+	// 0 selects DefaultStderrTailBytes (8 KiB).
+	StderrTailBytes int
+	// Grace is the stdio shutdown step: close stdin, wait Grace, SIGTERM the
+	// process group, wait Grace, SIGKILL the group. 0 selects DefaultGrace (2s).
+	Grace time.Duration
+	// MaxFrameBytes caps one inbound stdio JSON-RPC frame. 0 selects
+	// mcp.DefaultMaxLineLength (16 MiB); a negative value disables the cap.
+	MaxFrameBytes int
+	// HTTPClient is the base client for http/sse. Its Transport (nil:
+	// http.DefaultTransport) is wrapped; the caller's client is not modified.
+	// nil selects a new client over http.DefaultTransport with no Timeout
+	// (a Timeout would cut long-lived SSE streams).
+	HTTPClient *http.Client
+}
+
+// Kinds returns the transport kinds to try for s, in order: an explicit Kind
+// gives [Kind]; a Command gives [stdio]; a URL gives [http sse] (Streamable
+// HTTP first, legacy SSE as the fallback; see Conn.FallbackToSSE).
+//
+// It returns an error naming the server and the field when neither or both of
+// Command and URL are set, Kind is unknown, Kind conflicts with the fields, or
+// the URL is not an absolute http(s) URL. Errors never contain the URL's
+// userinfo or query.
+func Kinds(s Spec) ([]Kind, error) {
+	hasCmd, hasURL := s.Command != "", s.URL != ""
+	switch {
+	case hasCmd && hasURL:
+		return nil, fmt.Errorf("server %q: both command and url are set; use one", s.ID)
+	case !hasCmd && !hasURL:
+		return nil, fmt.Errorf("server %q: neither command nor url is set", s.ID)
+	}
+	switch s.Kind {
+	case "":
+	case KindStdio:
+		if !hasCmd {
+			return nil, fmt.Errorf("server %q: type %q needs a command", s.ID, s.Kind)
+		}
+	case KindHTTP, KindSSE:
+		if !hasURL {
+			return nil, fmt.Errorf("server %q: type %q needs a url", s.ID, s.Kind)
+		}
+	default:
+		return nil, fmt.Errorf("server %q: unknown type %q (want stdio, http or sse)", s.ID, s.Kind)
+	}
+	if hasURL {
+		if _, err := parseEndpoint(s.URL); err != nil {
+			return nil, fmt.Errorf("server %q: url: %w", s.ID, err)
+		}
+	}
+	switch {
+	case s.Kind != "":
+		return []Kind{s.Kind}, nil
+	case hasCmd:
+		return []Kind{KindStdio}, nil
+	default:
+		return []Kind{KindHTTP, KindSSE}, nil
+	}
+}
+
+// errURLSyntax is returned (unwrapped from url.Parse, whose errors quote the
+// whole URL) when an endpoint does not parse.
+var errURLSyntax = errors.New("not a valid URL")
+
+// endpoint is a parsed http(s) endpoint split into the part go-sdk may see
+// (redacted) and the secrets.
+type endpoint struct {
+	real     *url.URL      // the URL to send, without userinfo and fragment
+	user     *url.Userinfo // nil if none
+	redacted *url.URL      // what go-sdk sees: no userinfo, query values "***"
+}
+
+// parseEndpoint parses raw. Its errors never contain raw.
+func parseEndpoint(raw string) (*endpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errURLSyntax
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Scheme == "" {
+			return nil, errors.New("no scheme; want http:// or https://")
+		}
+		return nil, fmt.Errorf("scheme %q is not http or https", redactScheme(u.Scheme))
+	}
+	if u.Host == "" {
+		return nil, errors.New("no host")
+	}
+	if u.Opaque != "" {
+		return nil, errURLSyntax
+	}
+	real := *u
+	real.User = nil
+	real.Fragment, real.RawFragment = "", ""
+	red := real
+	red.RawQuery = redactQuery(u.RawQuery)
+	red.ForceQuery = false
+	// Round-trip the redacted URL through its string form, as go-sdk will,
+	// so that comparisons in the RoundTripper see exactly what go-sdk sends.
+	r2, err := url.Parse(red.String())
+	if err != nil {
+		return nil, errURLSyntax
+	}
+	return &endpoint{real: &real, user: u.User, redacted: r2}, nil
+}
+
+// redactScheme keeps a scheme printable without letting a mistyped URL
+// ("token:abc@host") leak through it.
+func redactScheme(s string) string {
+	if len(s) > 10 {
+		return s[:3] + "..."
+	}
+	return s
+}
+
+// redactQuery replaces every query value (and every bare key, which may be a
+// secret itself) by "***", keeping key names and order.
+func redactQuery(q string) string {
+	if q == "" {
+		return ""
+	}
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=***"
+		} else if p != "" {
+			parts[i] = "***"
+		}
+	}
+	return strings.Join(parts, "&")
+}
