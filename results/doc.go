@@ -16,8 +16,9 @@
 //     "[resource link: demo://x (name, text/plain, 3 B)]". Binary payloads (and the payload
 //     part of data: URIs) never appear in the text.
 //  3. If that yields nothing (no content, or only empty or whitespace-only text blocks), the
-//     text is the whole result as compact JSON with binary payloads elided to a size note;
-//     an entirely empty result reads {"content":[]}.
+//     text is the whole result as compact JSON with binary payloads elided to a size note and
+//     without the _meta keys the MCP spec reserves for the protocol (such as the go-sdk's
+//     "io.modelcontextprotocol/serverInfo"); an entirely empty result reads {"content":[]}.
 //  4. For MCP App tools ([Options].App) the model reads content only: structuredContent is
 //     meant for the App's UI and is ignored by rules 1 and 3.
 //  5. The text is capped (default [DefaultMaxBytes]) by [Truncate], which keeps the head and

@@ -395,7 +395,7 @@ func fallbackJSON(res *mcp.CallToolResult) string {
 		Meta    mcp.Meta       `json:"_meta,omitempty"`
 		Content []*elidedBlock `json:"content"`
 		IsError bool           `json:"isError,omitempty"`
-	}{Meta: res.Meta, Content: elide(res.Content, 0), IsError: res.IsError}
+	}{Meta: unreserved(res.Meta), Content: elide(res.Content, 0), IsError: res.IsError}
 	js, err := compactJSON(v)
 	if err != nil {
 		v.Meta = nil // only Go-built results can hold unencodable values
@@ -406,6 +406,36 @@ func fallbackJSON(res *mcp.CallToolResult) string {
 	return js
 }
 
+// unreserved returns meta without the keys whose prefix the MCP spec reserves for the
+// protocol (a label "modelcontextprotocol" or "mcp", as in "io.modelcontextprotocol/serverInfo",
+// which the go-sdk adds to every result): they tell the model nothing.
+func unreserved(meta mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range meta {
+		if reservedKey(k) {
+			continue
+		}
+		if out == nil {
+			out = make(mcp.Meta, len(meta))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func reservedKey(k string) bool {
+	i := strings.LastIndexByte(k, '/')
+	if i < 0 {
+		return false
+	}
+	for label := range strings.SplitSeq(k[:i], ".") {
+		if label == "modelcontextprotocol" || label == "mcp" {
+			return true
+		}
+	}
+	return false
+}
+
 // elide converts content blocks for fallbackJSON.
 func elide(cs []mcp.Content, depth int) []*elidedBlock {
 	out := make([]*elidedBlock, 0, len(cs))
@@ -414,23 +444,23 @@ func elide(cs []mcp.Content, depth int) []*elidedBlock {
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			if c != nil {
-				e = &elidedBlock{Type: "text", Text: &c.Text, Meta: c.Meta, Notes: c.Annotations}
+				e = &elidedBlock{Type: "text", Text: &c.Text, Meta: unreserved(c.Meta), Notes: c.Annotations}
 			}
 		case *mcp.ImageContent:
 			if c != nil {
-				e = &elidedBlock{Type: "image", MIMEType: c.MIMEType, Data: elided(len(c.Data)), Meta: c.Meta, Notes: c.Annotations}
+				e = &elidedBlock{Type: "image", MIMEType: c.MIMEType, Data: elided(len(c.Data)), Meta: unreserved(c.Meta), Notes: c.Annotations}
 			}
 		case *mcp.AudioContent:
 			if c != nil {
-				e = &elidedBlock{Type: "audio", MIMEType: c.MIMEType, Data: elided(len(c.Data)), Meta: c.Meta, Notes: c.Annotations}
+				e = &elidedBlock{Type: "audio", MIMEType: c.MIMEType, Data: elided(len(c.Data)), Meta: unreserved(c.Meta), Notes: c.Annotations}
 			}
 		case *mcp.ResourceLink:
 			if c != nil {
-				e = &elidedBlock{Type: "resource_link", URI: c.URI, Name: c.Name, MIMEType: c.MIMEType, Size: c.Size, Meta: c.Meta, Notes: c.Annotations}
+				e = &elidedBlock{Type: "resource_link", URI: c.URI, Name: c.Name, MIMEType: c.MIMEType, Size: c.Size, Meta: unreserved(c.Meta), Notes: c.Annotations}
 			}
 		case *mcp.EmbeddedResource:
 			if c != nil {
-				e = &elidedBlock{Type: "resource", Meta: c.Meta, Notes: c.Annotations}
+				e = &elidedBlock{Type: "resource", Meta: unreserved(c.Meta), Notes: c.Annotations}
 				if r := c.Resource; r != nil {
 					e.Resource = &elidedResource{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text}
 					if len(r.Blob) > 0 {
