@@ -1,0 +1,522 @@
+package bridge_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/results"
+)
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func connect(t testing.TB, cfgs []bridge.ServerConfig, opts *bridge.Options) (bridge.Tools, error) {
+	t.Helper()
+	if opts == nil {
+		opts = quiet()
+	}
+	tools, err := bridge.Connect(ctxT(t, 60*time.Second), cfgs, opts)
+	t.Cleanup(func() { _ = tools.Close() })
+	return tools, err
+}
+
+func byName(t testing.TB, tools bridge.Tools, name string) bridge.Tool {
+	t.Helper()
+	for _, tool := range tools {
+		if tool.Name == name {
+			return tool
+		}
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	t.Fatalf("no tool %q in %v", name, names)
+	return bridge.Tool{}
+}
+
+func names(tools bridge.Tools) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestConnectAssemblesInConfigOrderAndSkipsFailures(t *testing.T) {
+	cfgs := []bridge.ServerConfig{
+		{ID: "missing", Command: "/nonexistent/mcp-server-xyz"},
+		stdioConfig(t, "local", "basic"),
+		{ID: "dead", Type: "http", URL: "http://127.0.0.1:1/mcp"},
+		httpConfig(t, "remote", "clash", "http", nil),
+	}
+	var mu sync.Mutex
+	statuses := map[string]bridge.ServerStatus{}
+	opts := quiet()
+	opts.OnStatus = func(st bridge.ServerStatus) {
+		mu.Lock()
+		statuses[st.ID] = st
+		mu.Unlock()
+	}
+	tools, err := connect(t, cfgs, opts)
+	if err == nil {
+		t.Fatal("Connect: want an error for the two failed servers")
+	}
+	var failed []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var se *bridge.ServerError
+		if !errors.As(e, &se) {
+			t.Fatalf("error %v is not a *ServerError", e)
+		}
+		failed = append(failed, se.Server+":"+string(se.Phase))
+	}
+	if got, want := strings.Join(failed, ","), "missing:config,dead:start"; got != want && got != "missing:start,dead:start" {
+		t.Errorf("failed servers = %s, want %s", got, want)
+	}
+	// Listing order (the go-sdk server sorts its tools by name), servers in config order.
+	want := []string{"add", "doc", "echo", "exit", "fail", "picture", "pid", "sleep", "weather",
+		"_9lives", "a_b", "remote__add", "remote__echo", "my_tool"}
+	if got := names(tools); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("tool order\n got %v\nwant %v", got, want)
+	}
+	for _, tool := range tools {
+		if !bridge.ValidToolName(tool.Name) {
+			t.Errorf("invalid name %q", tool.Name)
+		}
+	}
+	if got := byName(t, tools, "my_tool").RemoteName; got != "my.tool" {
+		t.Errorf("RemoteName = %q, want my.tool", got)
+	}
+	out, err := byName(t, tools, "remote__echo").Handler(ctxT(t, 10*time.Second), nil)
+	if err != nil || out != "clash echo" {
+		t.Errorf("remote__echo = %q, %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(statuses) != 4 {
+		t.Errorf("OnStatus called for %d servers, want 4", len(statuses))
+	}
+	if st := statuses["local"]; st.Err != nil || st.ServerName != "fixture-basic" || st.ServerVersion != "1.2.3" || st.Transport != "stdio" || st.ProtocolVersion == "" {
+		t.Errorf("local status = %+v", st)
+	}
+	if st := statuses["dead"]; st.Err == nil || st.Err.Phase != bridge.PhaseStart {
+		t.Errorf("dead status = %+v", st)
+	}
+}
+
+func TestParametersAreTheBytesTheServerSent(t *testing.T) {
+	for _, typ := range []string{"stdio", "http", "sse"} {
+		t.Run(typ, func(t *testing.T) {
+			var cfg bridge.ServerConfig
+			if typ == "stdio" {
+				cfg = stdioConfig(t, "s", "basic")
+			} else {
+				cfg = httpConfig(t, "s", "basic", typ, nil)
+			}
+			tools, err := connect(t, []bridge.ServerConfig{cfg}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(byName(t, tools, "echo").Parameters); got != echoSchema {
+				t.Errorf("echo Parameters\n got %s\nwant %s", got, echoSchema)
+			}
+			if got := string(byName(t, tools, "add").Parameters); got != addSchema {
+				t.Errorf("add Parameters = %s", got)
+			}
+			// The one documented fix: a bare object schema gains "properties":{}.
+			if got := string(byName(t, tools, "weather").Parameters); got != `{"type":"object","properties":{}}` {
+				t.Errorf("weather Parameters = %s", got)
+			}
+			b, err := json.Marshal(byName(t, tools, "add"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"name":"add","description":"Adds.","parameters":` + addSchema + `}`; string(b) != want {
+				t.Errorf("json.Marshal(tool) = %s\nwant %s", b, want)
+			}
+		})
+	}
+}
+
+func TestAutoTypeFallsBackToSSE(t *testing.T) {
+	cfg := httpConfig(t, "old", "basic", "sse", nil)
+	cfg.Type = ""
+	var status bridge.ServerStatus
+	opts := quiet()
+	opts.OnStatus = func(st bridge.ServerStatus) { status = st }
+	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status.Transport != "sse" {
+		t.Errorf("transport = %q, want sse", status.Transport)
+	}
+	out, err := byName(t, tools, "add").Handler(ctxT(t, 10*time.Second), json.RawMessage(`{"a":1,"b":2}`))
+	if err != nil || out != "3" {
+		t.Errorf("add = %q, %v", out, err)
+	}
+	if h := tools[0].Server.Hash(); h != apps.ServerHash("sse", cfg.URL) {
+		t.Errorf("Hash = %s, want the sse hash", h)
+	}
+}
+
+func TestEveryPageIsListed(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{httpConfig(t, "p", "paged", "http", nil)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(tools), ","); got != "t00,t01,t02,t03,t04,t05,t06,t07,t08,t09" {
+		t.Errorf("tools = %s", got)
+	}
+}
+
+func TestHandlerFlattensResults(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "s", "basic")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool, args, want string
+		toolErr          bool
+	}{
+		{"echo", `{"z":"hi","a":1}`, "echo: hi", false},
+		{"add", `{"a":2,"b":3.5}`, "5.5", false},
+		// structuredContent first (no HTML escaping), the echo text dropped, other text kept.
+		{"weather", ``, "{\"sky\":\"<clear> & calm\",\"temp\":21}\nNice day.", false},
+		{"weather", `null`, "{\"sky\":\"<clear> & calm\",\"temp\":21}\nNice day.", false},
+		{"doc", `""`, "the notes", false},
+		{"fail", `{}`, "disk full", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+tt.args, func(t *testing.T) {
+			out, err := byName(t, tools, tt.tool).Handler(ctxT(t, 10*time.Second), json.RawMessage(tt.args))
+			var te *results.ToolError
+			if tt.toolErr {
+				if !errors.As(err, &te) || te.Text != tt.want {
+					t.Fatalf("err = %v, want *results.ToolError %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("out = %q, want %q", out, tt.want)
+			}
+		})
+	}
+	out, err := byName(t, tools, "picture").Handler(ctxT(t, 10*time.Second), nil)
+	if err != nil || !strings.Contains(out, "image/png") || strings.Contains(out, "AAAA") {
+		t.Errorf("picture = %q, %v; want a placeholder naming image/png and no base64", out, err)
+	}
+}
+
+func TestInvalidArgumentsNeverReachTheServer(t *testing.T) {
+	c := &counters{}
+	tools, err := connect(t, []bridge.ServerConfig{httpConfig(t, "s", "basic", "http", c)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ tool, args, want string }{
+		{"add", `[1,2]`, "must be a JSON object, got an array"},
+		{"add", `"x"`, "got a string"},
+		{"add", `{"a":1}`, "at /: missing property 'b' (rule required)"},
+		{"add", `{"a":"one","b":2}`, "at /a: got string, want number (rule properties/a/type)"},
+		{"echo", `{"z":""}`, "at /z: minLength"},
+		{"echo", `{"z":"x","extra":1}`, "additionalProperties"},
+		{"echo", `{"z":"x",`, "not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			_, err := byName(t, tools, tt.tool).Handler(ctxT(t, 10*time.Second), json.RawMessage(tt.args))
+			if !errors.Is(err, bridge.ErrInvalidArguments) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrInvalidArguments containing %q", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), `"`+tt.tool+`"`) {
+				t.Errorf("error does not name the tool: %v", err)
+			}
+		})
+	}
+	if n := c.calls.Load(); n != 0 {
+		t.Errorf("server saw %d calls, want 0", n)
+	}
+	opts := quiet()
+	opts.DisableValidation = true
+	tools2, err := connect(t, []bridge.ServerConfig{httpConfig(t, "s", "basic", "http", c)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := byName(t, tools2, "add").Handler(ctxT(t, 10*time.Second), json.RawMessage(`{"a":"one","b":2}`)); err != nil {
+		t.Errorf("validation off: %v", err)
+	}
+	if n := c.calls.Load(); n != 1 {
+		t.Errorf("server saw %d calls with validation off, want 1", n)
+	}
+}
+
+func TestAppTools(t *testing.T) {
+	var got []apps.Activity
+	var mu sync.Mutex
+	opts := quiet()
+	opts.OnAppResult = func(_ context.Context, a apps.Activity) {
+		mu.Lock()
+		got = append(got, a)
+		mu.Unlock()
+	}
+	cfg := httpConfig(t, "ui", "apps", "http", nil)
+	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(tools), ","); got != "get-time,legacy-app,model-only" {
+		t.Fatalf("model tools = %s (poll is app-only)", got)
+	}
+	gt := byName(t, tools, "get-time")
+	if gt.UIResource != "ui://time/app.html" || gt.Description != "Time.\n[UI Resource: ui://time/app.html]" {
+		t.Errorf("get-time = %q %q", gt.UIResource, gt.Description)
+	}
+	if lg := byName(t, tools, "legacy-app"); lg.UIResource != "ui://legacy/app.html" {
+		t.Errorf("legacy flat key: UIResource = %q", lg.UIResource)
+	}
+	if mo := byName(t, tools, "model-only"); mo.UIResource != "" {
+		t.Errorf("malformed resourceUri should be ignored, got %q", mo.UIResource)
+	}
+	// App tools: the model reads content, not structuredContent.
+	out, err := gt.Handler(ctxT(t, 10*time.Second), nil)
+	if err != nil || out != "It is noon." {
+		t.Errorf("get-time = %q, %v", out, err)
+	}
+	mu.Lock()
+	if len(got) != 1 || got[0].ResourceURI != "ui://time/app.html" || got[0].ServerID != "ui" ||
+		got[0].ServerHash != apps.ServerHash("http", cfg.URL) || string(got[0].ToolInput) != "{}" || got[0].Result == nil {
+		t.Errorf("activity = %+v", got)
+	}
+	mu.Unlock()
+
+	ctx := ctxT(t, 10*time.Second)
+	hash := gt.Server.Hash()
+	raw, err := tools.Proxy(ctx, apps.ProxyRequest{ServerHash: hash, Method: "tools/call", Params: json.RawMessage(`{"name":"poll","arguments":{}}`)})
+	if err != nil || !strings.Contains(string(raw), "polled") {
+		t.Errorf("proxy app-only call = %s, %v", raw, err)
+	}
+	raw, err = tools.Proxy(ctx, apps.ProxyRequest{ServerID: "ui", Method: "resources/read", Params: json.RawMessage(`{"uri":"ui://time/app.html"}`)})
+	var rr struct{ Contents []struct{ Text string } }
+	if err != nil || json.Unmarshal(raw, &rr) != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "<html>time</html>" {
+		t.Errorf("proxy resources/read = %s, %v", raw, err)
+	}
+	refusals := []struct {
+		req  apps.ProxyRequest
+		want error
+	}{
+		{apps.ProxyRequest{ServerID: "ui", Method: "tools/call", Params: json.RawMessage(`{"name":"model-only"}`)}, apps.ErrToolNotAllowed},
+		{apps.ProxyRequest{ServerID: "ui", Method: "tools/list"}, apps.ErrMethodNotAllowed},
+		{apps.ProxyRequest{ServerHash: "0123", Method: "ping"}, apps.ErrUnknownServer},
+		{apps.ProxyRequest{ServerID: "ui", Method: "tools/call", Params: json.RawMessage(`{"name":"nope"}`)}, apps.ErrToolNotAllowed},
+	}
+	for _, r := range refusals {
+		if _, err := tools.Proxy(ctx, r.req); !errors.Is(err, r.want) {
+			t.Errorf("Proxy(%+v) = %v, want %v", r.req, err, r.want)
+		}
+	}
+	if s, ok := tools.Lookup(hash); !ok || s.ID() != "ui" {
+		t.Errorf("Lookup(hash) = %v, %v", s, ok)
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "s", "basic")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := byName(t, tools, "add")
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			out, err := add.Handler(ctxT(t, 30*time.Second), json.RawMessage(`{"a":`+strconv.Itoa(i)+`,"b":1}`))
+			if err == nil && out != strconv.Itoa(i+1) {
+				err = errors.New("call " + strconv.Itoa(i) + " got " + out)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestCloseLeavesNoChildProcess(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "s", "basic")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := byName(t, tools, "pid").Handler(ctxT(t, 10*time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !processExists(pid) {
+		t.Fatalf("server pid %d not alive before Close", pid)
+	}
+	if err := tools.Close(); err != nil {
+		t.Logf("Close: %v", err)
+	}
+	// Close waits for the process to be reaped: it must be gone at once, not eventually.
+	if !processGone(pid, 100*time.Millisecond) {
+		t.Errorf("server pid %d still exists (or is a zombie) after Close", pid)
+	}
+	if _, err := byName(t, tools, "pid").Handler(ctxT(t, 10*time.Second), nil); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("call after Close = %v, want a closed error", err)
+	}
+}
+
+func TestRedialAfterServerExit(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "s", "basic")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 30*time.Second)
+	pid1, err := byName(t, tools, "pid").Handler(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = byName(t, tools, "exit").Handler(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "may have run") {
+		t.Fatalf("exit: err = %v, want 'may have run'", err)
+	}
+	// The next call redials transparently.
+	pid2, err := byName(t, tools, "pid").Handler(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid1 == pid2 {
+		t.Errorf("same pid %s after the server exited", pid1)
+	}
+	out, err := byName(t, tools, "add").Handler(ctx, json.RawMessage(`{"a":1,"b":1}`))
+	if err != nil || out != "2" {
+		t.Errorf("add after redial = %q, %v", out, err)
+	}
+}
+
+func TestCancelReturnsPromptlyAndSessionStaysUsable(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "s", "basic")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
+	done := make(chan error, 1)
+	go func() {
+		_, err := byName(t, tools, "sleep").Handler(ctx, json.RawMessage(`{"ms":60000}`))
+		done <- err
+	}()
+	time.AfterFunc(100*time.Millisecond, cancel)
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled call: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled call did not return")
+	}
+	out, err := byName(t, tools, "add").Handler(ctxT(t, 10*time.Second), json.RawMessage(`{"a":1,"b":1}`))
+	if err != nil || out != "2" {
+		t.Errorf("after cancel: %q, %v", out, err)
+	}
+	opts := quiet()
+	opts.CallTimeout = 200 * time.Millisecond
+	tools2, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "s", "basic")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = byName(t, tools2, "sleep").Handler(context.Background(), json.RawMessage(`{"ms":60000}`))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "tools/call") {
+		t.Errorf("CallTimeout: %v", err)
+	}
+}
+
+func TestRequiredServerFailsConnect(t *testing.T) {
+	cfgs := []bridge.ServerConfig{
+		stdioConfig(t, "ok", "basic"),
+		{ID: "needed", Command: "/nonexistent/mcp", Required: true},
+	}
+	tools, err := connect(t, cfgs, nil)
+	if err == nil || len(tools) != 0 || !strings.Contains(err.Error(), `required server "needed"`) {
+		t.Fatalf("tools=%d err=%v", len(tools), err)
+	}
+}
+
+func TestLogsNeverContainSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	secrets := []string{"hdr-SECRET-1", "env-SECRET-2", "url-SECRET-3", "pass-SECRET-4"}
+	basic := stdioConfig(t, "local", "basic")
+	basic.Env["API_KEY"] = secrets[1]
+	cfgs := []bridge.ServerConfig{
+		basic,
+		{ID: "dead", Type: "http", URL: "http://user:" + secrets[3] + "@127.0.0.1:1/mcp?token=" + secrets[2], Headers: map[string]string{"Authorization": "Bearer " + secrets[0]}},
+		{ID: "dead-sse", URL: "http://127.0.0.1:1/sse?key=" + secrets[2], Headers: map[string]string{"X-Key": secrets[0]}},
+	}
+	opts := &bridge.Options{Logger: logger}
+	var statusText []string
+	opts.OnStatus = func(st bridge.ServerStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		if st.Err != nil {
+			statusText = append(statusText, st.Err.Error())
+		}
+	}
+	tools, err := connect(t, cfgs, opts)
+	if err == nil {
+		t.Fatal("want errors for the dead servers")
+	}
+	_, _ = byName(t, tools, "fail").Handler(ctxT(t, 10*time.Second), nil)
+	mu.Lock()
+	all := buf.String() + err.Error() + strings.Join(statusText, "\n")
+	for _, c := range cfgs {
+		all += c.String() + c.GoString()
+	}
+	mu.Unlock()
+	for _, s := range secrets {
+		if strings.Contains(all, s) {
+			t.Errorf("secret %q leaked:\n%s", s, all)
+		}
+	}
+	if !strings.Contains(buf.String(), "server=local") {
+		t.Errorf("debug log has no server= lines:\n%s", buf.String())
+	}
+}
+
+type lockedWriter struct {
+	b  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
