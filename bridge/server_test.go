@@ -21,6 +21,9 @@ import (
 const serverEnv = "MCPBRIDGE_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(rawEnv); mode != "" {
+		os.Exit(runRawServer(mode))
+	}
 	if name := os.Getenv(serverEnv); name != "" {
 		os.Exit(runStdioServer(name))
 	}
