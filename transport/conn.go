@@ -231,6 +231,17 @@ func (c *Conn) ExitError() error {
 	return p.waitErr
 }
 
+// PID returns, for stdio, the process ID once the process was started, else 0.
+// It is 0 for http and sse.
+func (c *Conn) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.cmd.Process.Pid
+}
+
 // Reached reports, for stdio, whether the process was started; for http and
 // sse, whether at least one HTTP response came back from the server.
 func (c *Conn) Reached() bool {

@@ -121,10 +121,9 @@ func parseEndpoint(raw string) (*endpoint, error) {
 		return nil, errURLSyntax
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		if u.Scheme == "" {
-			return nil, errors.New("no scheme; want http:// or https://")
-		}
-		return nil, fmt.Errorf("scheme %q is not http or https", redactScheme(u.Scheme))
+		// The scheme is not printed: in a mistyped URL ("user:pw@host")
+		// it can be a secret.
+		return nil, errors.New("scheme is not http or https")
 	}
 	if u.Host == "" {
 		return nil, errors.New("no host")
@@ -145,15 +144,6 @@ func parseEndpoint(raw string) (*endpoint, error) {
 		return nil, errURLSyntax
 	}
 	return &endpoint{real: &real, user: u.User, redacted: r2}, nil
-}
-
-// redactScheme keeps a scheme printable without letting a mistyped URL
-// ("token:abc@host") leak through it.
-func redactScheme(s string) string {
-	if len(s) > 10 {
-		return s[:3] + "..."
-	}
-	return s
 }
 
 // redactQuery replaces every query value (and every bare key, which may be a
