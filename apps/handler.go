@@ -35,9 +35,10 @@ const MaxRequestBytes = 4 << 20
 //   - 405 with "Allow: POST": any method other than POST.
 //   - 409: [ErrAmbiguousServer].
 //   - 413: body larger than [MaxRequestBytes].
-//   - 415: a Content-Type other than application/json (a missing one is accepted). This
-//     keeps cross-site HTML forms from posting to the proxy; CORS, authentication and
-//     CSRF protection remain the mounting application's job.
+//   - 415: a Content-Type other than application/json, or none. Browsers cannot send
+//     application/json cross-site without a CORS preflight, so forms and simple requests
+//     from other sites cannot reach the proxy; CORS, authentication and CSRF protection
+//     otherwise remain the mounting application's job.
 //   - 504: the error wraps context.DeadlineExceeded.
 //   - 502: any other error from p.
 //
@@ -56,11 +57,9 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method "+quote(r.Method)+" not allowed, use POST")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "content type must be application/json")
-			return
-		}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "content type must be application/json")
+		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {

@@ -54,7 +54,7 @@ func TestHandler(t *testing.T) {
 	}{
 		{name: "success passes raw bytes", body: validBody, result: raw, wantStatus: 200, wantBody: string(raw), wantCalled: true},
 		{name: "json with charset", contentType: "application/json; charset=utf-8", body: validBody, result: raw, wantStatus: 200, wantBody: string(raw), wantCalled: true},
-		{name: "no content type", contentType: "-", body: validBody, result: raw, wantStatus: 200, wantBody: string(raw), wantCalled: true},
+		{name: "no content type", contentType: "-", body: validBody, wantStatus: 415, wantBody: "application/json"},
 		{name: "empty result", body: `{"serverId":"s","method":"notifications/message","params":{"level":"info","data":"x"}}`, wantStatus: 200, wantBody: `{}`, wantCalled: true},
 		{name: "ping without params", body: `{"serverId":"s","method":"ping"}`, result: json.RawMessage(`{}`), wantStatus: 200, wantBody: `{}`, wantCalled: true},
 		{name: "GET", method: http.MethodGet, wantStatus: 405, wantBody: "use POST"},
@@ -159,6 +159,7 @@ func TestHandler(t *testing.T) {
 func TestHandlerNilProxier(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(validBody))
+	req.Header.Set("Content-Type", "application/json")
 	NewHandler(nil).ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadGateway {
 		t.Errorf("status = %d, want %d", rec.Code, http.StatusBadGateway)

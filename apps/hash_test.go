@@ -131,3 +131,9 @@ func FuzzServerHash(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkServerHash(b *testing.B) {
+	for b.Loop() {
+		ServerHash("http", "https://mcp.example.com/mcp?x=1&y=é")
+	}
+}

@@ -205,3 +205,13 @@ func FuzzParseToolUI(f *testing.F) {
 		_, _ = u.ModelVisible(), u.AppCallable()
 	})
 }
+
+func BenchmarkParseToolUI(b *testing.B) {
+	meta := map[string]any{
+		"ui":             map[string]any{"resourceUri": "ui://get-time/mcp-app.html", "visibility": []any{"model", "app"}},
+		"ui/resourceUri": "ui://get-time/mcp-app.html",
+	}
+	for b.Loop() {
+		ParseToolUI(meta)
+	}
+}
