@@ -101,11 +101,8 @@ func (t Tools) lookup(id, hash string) (*Server, error) {
 // returns the raw MCP result as JSON. Refusals wrap the apps sentinels (ErrUnknownServer,
 // ErrAmbiguousServer, ErrMethodNotAllowed, ErrToolNotAllowed, ErrBadRequest).
 func (t Tools) Proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessage, error) {
-	if !apps.MethodAllowed(req.Method) {
-		return nil, fmt.Errorf("%w: %q", apps.ErrMethodNotAllowed, req.Method)
-	}
-	if req.ServerID == "" && req.ServerHash == "" {
-		return nil, fmt.Errorf("%w: serverId or serverHash is required", apps.ErrBadRequest)
+	if err := apps.ValidateRequest(req); err != nil {
+		return nil, err
 	}
 	s, err := t.lookup(req.ServerID, req.ServerHash)
 	if err != nil {
@@ -124,14 +121,12 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 	}
 	var result any
 	switch req.Method {
-	case "tools/call":
+	case apps.MethodToolsCall:
 		var p struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if err := json.Unmarshal(params, &p); err != nil || p.Name == "" {
-			return nil, fmt.Errorf("%w: tools/call params need a tool name", apps.ErrBadRequest)
-		}
+		_ = json.Unmarshal(params, &p) // shape checked by ValidateRequest
 		s.mu.Lock()
 		rt := s.remote[p.Name]
 		s.mu.Unlock()
@@ -150,24 +145,22 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 			return nil, err
 		}
 		result = res
-	case "resources/read":
+	case apps.MethodResourcesRead:
 		var p struct {
 			URI string `json:"uri"`
 		}
-		if err := json.Unmarshal(params, &p); err != nil || p.URI == "" {
-			return nil, fmt.Errorf("%w: resources/read params need a uri", apps.ErrBadRequest)
-		}
+		_ = json.Unmarshal(params, &p) // shape checked by ValidateRequest
 		res, err := s.ReadResource(ctx, p.URI)
 		if err != nil {
 			return nil, err
 		}
 		result = res
-	case "ping":
+	case apps.MethodPing:
 		if err := s.Ping(ctx); err != nil {
 			return nil, err
 		}
 		result = struct{}{}
-	case "notifications/message":
+	case apps.MethodNotificationMessage:
 		var p struct {
 			Level  string          `json:"level"`
 			Logger string          `json:"logger"`
