@@ -22,9 +22,8 @@ const (
 // over stdio: App tool marking, app-only visibility, the frontend proxy, UI resources and the
 // OnAppResult activity.
 func TestAppServers(t *testing.T) {
-	t.Parallel()
 	s := requireServers(t)
-	ctx := testContext(t, 60*time.Second)
+	ctx := testContext(t, testTimeout)
 	var mu sync.Mutex
 	var activities []apps.Activity
 	opts := &bridge.Options{OnAppResult: func(_ context.Context, a apps.Activity) {

@@ -20,9 +20,8 @@ const tinyImagePrefix = "iVBORw0KGgo"
 
 // TestEverythingStdio runs server-everything over stdio through the bridge.
 func TestEverythingStdio(t *testing.T) {
-	t.Parallel()
 	s := requireServers(t)
-	ctx := testContext(t, 60*time.Second)
+	ctx := testContext(t, testTimeout)
 	tools := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")}, nil)
 
 	t.Run("list", func(t *testing.T) {
@@ -272,9 +271,8 @@ func TestEverythingStdio(t *testing.T) {
 // TestEverythingValidationOff checks that with validation off a server-side isError still comes
 // back as a *results.ToolError: the lowercase enum value the schema forbids reaches the server.
 func TestEverythingValidationOff(t *testing.T) {
-	t.Parallel()
 	s := requireServers(t)
-	ctx := testContext(t, 60*time.Second)
+	ctx := testContext(t, testTimeout)
 	tools := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")},
 		&bridge.Options{DisableValidation: true})
 	tool := findTool(t, tools, "everything", "get-resource-reference")

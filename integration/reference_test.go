@@ -6,16 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ttalk/mcpbridge/bridge"
 )
 
 // TestFilesystem runs server-filesystem on a temporary directory.
 func TestFilesystem(t *testing.T) {
-	t.Parallel()
 	s := requireServers(t)
-	ctx := testContext(t, 45*time.Second)
+	ctx := testContext(t, testTimeout)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")
 	const content = "hello from mcpbridge\nsecond line"
@@ -58,9 +56,8 @@ func TestFilesystem(t *testing.T) {
 
 // TestMemory runs server-memory with its store in a temporary file.
 func TestMemory(t *testing.T) {
-	t.Parallel()
 	s := requireServers(t)
-	ctx := testContext(t, 45*time.Second)
+	ctx := testContext(t, testTimeout)
 	cfg := s.stdio("memory", pkgMemory)
 	cfg.Env = map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}
 	tools := connect(t, ctx, []bridge.ServerConfig{cfg}, nil)

@@ -187,7 +187,7 @@ func startHTTPServer(t *testing.T, s *npmServers, pkg string, args ...string) st
 		cmd.Stderr = stderr
 		exited := startProcess(t, cmd)
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		err := waitForPort(addr, exited, 20*time.Second)
+		err := waitForPort(addr, exited, testTimeout/2)
 		if err == nil {
 			return "http://" + addr
 		}
@@ -219,6 +219,10 @@ func waitForPort(addr string, exited <-chan error, timeout time.Duration) error 
 		}
 	}
 }
+
+// testTimeout bounds each test. It is generous because node servers start slowly on a loaded
+// 2-core machine (seconds each); it only matters when something hangs.
+const testTimeout = 2 * time.Minute
 
 // testContext returns a context that ends after d (or when the test ends).
 func testContext(t *testing.T, d time.Duration) context.Context {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
@@ -15,7 +14,6 @@ import (
 // modes and connects with an explicit Type and with Type "" (auto: Streamable HTTP, falling
 // back to SSE).
 func TestEverythingHTTPTransports(t *testing.T) {
-	t.Parallel()
 	s := requireServers(t)
 	modes := []struct {
 		mode string // server-everything's argv[2]
@@ -33,11 +31,10 @@ func TestEverythingHTTPTransports(t *testing.T) {
 	}
 	for _, m := range modes {
 		t.Run(m.mode, func(t *testing.T) {
-			t.Parallel()
 			url := startHTTPServer(t, s, pkgEverything, m.mode) + m.path
 			for _, row := range m.rows {
 				t.Run(row.name, func(t *testing.T) {
-					ctx := testContext(t, 45*time.Second)
+					ctx := testContext(t, testTimeout)
 					var mu sync.Mutex
 					var statuses []bridge.ServerStatus
 					opts := &bridge.Options{OnStatus: func(st bridge.ServerStatus) {
