@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,7 +50,7 @@ func Flatten(res *mcp.CallToolResult, opts *Options) (string, error) {
 	if opts != nil {
 		o = *opts
 	}
-	var p pieces
+	p := pieces{list: make([]string, 0, 2*len(res.Content)+1)}
 	var echo *echoCheck
 	if !o.App && res.StructuredContent != nil {
 		if js, err := compactJSON(res.StructuredContent); err == nil && js != "null" {
@@ -276,7 +275,52 @@ func (e *echoCheck) matches(text string) bool {
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		return false
 	}
-	return reflect.DeepEqual(v, norm)
+	return equalJSON(v, norm, 0)
+}
+
+// equalJSON compares two generic JSON values (see isGeneric) without reflect.DeepEqual, whose
+// bookkeeping allocates for every map and slice.
+func equalJSON(a, b any, depth int) bool {
+	if depth > 10000 {
+		return false
+	}
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case float64:
+		b, ok := b.(float64)
+		return ok && a == b
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, av := range a {
+			bv, ok := b[k]
+			if !ok || !equalJSON(av, bv, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalJSON(a[i], b[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // normalized returns the structured content as json.Unmarshal into an any would give it.

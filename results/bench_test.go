@@ -1,0 +1,60 @@
+package results_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/results"
+)
+
+const tenMB = 10 << 20
+
+// BenchmarkFlatten10MB flattens results of about 10 MB. Allocations must stay bounded (a few
+// per block, not per byte) and time linear in the size.
+func BenchmarkFlatten10MB(b *testing.B) {
+	line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 2) + "\n" // 89 bytes
+	bigText := strings.Repeat(line, tenMB/len(line))
+
+	rows := make([]any, 0, tenMB/100)
+	for i := range cap(rows) {
+		rows = append(rows, map[string]any{"id": float64(i), "name": fmt.Sprintf("row <%d> & more padding", i), "ok": i%2 == 0})
+	}
+	structured := map[string]any{"rows": rows}
+	echo, err := json.Marshal(structured) // HTML-escaped, like the go-sdk's own echo text
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	many := make([]mcp.Content, 0, tenMB/len(line))
+	for range cap(many) {
+		many = append(many, &mcp.TextContent{Text: line})
+	}
+
+	benches := []struct {
+		name string
+		res  *mcp.CallToolResult
+		opts *results.Options
+	}{
+		{"text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: bigText}}}, nil},
+		{"text no cap", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: bigText}}}, &results.Options{MaxBytes: -1}},
+		{"many blocks", &mcp.CallToolResult{Content: many}, nil},
+		{"image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, tenMB)}}}, nil},
+		{"structured", &mcp.CallToolResult{StructuredContent: structured}, nil},
+		{"structured with echo", &mcp.CallToolResult{StructuredContent: structured, Content: []mcp.Content{&mcp.TextContent{Text: string(echo)}}}, nil},
+	}
+	for _, bb := range benches {
+		b.Run(strings.ReplaceAll(bb.name, " ", "_"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				text, _ := results.Flatten(bb.res, bb.opts)
+				if text == "" {
+					b.Fatal("empty text")
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,134 @@
+package results_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/results"
+)
+
+// FuzzFlatten decodes the input as a tools/call result, the way the go-sdk client does, and
+// checks that Flatten and Parts never panic, that the text is non-empty valid UTF-8 within the
+// cap, that errors are *ToolError exactly for isError results, and that binary payloads do
+// not leak into the text as base64.
+func FuzzFlatten(f *testing.F) {
+	seeds := []string{
+		`{"content":[]}`,
+		`{}`,
+		`{"content":[{"type":"text","text":"hello"}]}`,
+		`{"content":[{"type":"text","text":""}],"isError":true}`,
+		`{"structuredContent":{"a":1,"b":"<x>"},"content":[{"type":"text","text":"{\"b\":\"\\u003cx\\u003e\",\"a\":1}"}]}`,
+		`{"structuredContent":[1,2],"content":[{"type":"text","text":"[1, 2]"},{"type":"text","text":"more"}]}`,
+		`{"structuredContent":"s","content":[{"type":"text","text":" s "}]}`,
+		`{"structuredContent":null,"content":[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"}]}`,
+		`{"content":[{"type":"audio","mimeType":"audio/wav","data":"UklGRiQAAABXQVZFZm10IBAAAAABAAEA"}]}`,
+		`{"content":[{"type":"resource","resource":{"uri":"file:///y","mimeType":"text/plain","text":"yy"}}]}`,
+		`{"content":[{"type":"resource","resource":{"uri":"file:///z","blob":"YmxvYmJsb2JibG9iYmxvYmJsb2I="}}]}`,
+		`{"content":[{"type":"resource"}]}`,
+		`{"content":[{"type":"resource_link","uri":"demo://x","name":"x","mimeType":"text/plain","size":3}]}`,
+		`{"content":[{"type":"resource_link","uri":"data:text/plain;base64,aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ=","name":"d"}]}`,
+		`{"content":[{"type":"tool_use","id":"1","name":"t","input":{}},{"type":"tool_result","toolUseId":"1","content":[{"type":"text","text":"n"}]}]}`,
+		`{"_meta":{"k":"v","io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[{"type":"text","text":"  "}]}`,
+		`{"content":[{"type":"text","text":"\u00e9\u20ac\ud83d\ude00 multi-byte"}],"isError":true}`,
+	}
+	for i, s := range seeds {
+		f.Add([]byte(s), int16(i*37-100), i%3 == 0)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, maxBytes int16, app bool) {
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(data, &res); err != nil {
+			return
+		}
+		opts := &results.Options{MaxBytes: int(maxBytes), App: app}
+		text, err := results.Flatten(&res, opts)
+		if text == "" {
+			t.Fatalf("Flatten() = \"\"")
+		}
+		if !utf8.ValidString(text) {
+			t.Fatalf("Flatten() = %q, invalid UTF-8", text)
+		}
+		if limit := capFor(int(maxBytes), res.IsError); limit > 0 && len(text) > limit {
+			t.Fatalf("len(Flatten()) = %d, over the cap %d", len(text), limit)
+		}
+		var te *results.ToolError
+		if res.IsError {
+			if !errors.As(err, &te) || te.Text != text {
+				t.Fatalf("Flatten() error = %v, want *ToolError with the text", err)
+			}
+		} else if err != nil {
+			t.Fatalf("Flatten() error = %v, want nil", err)
+		}
+		parts := results.Parts(&res)
+		if onlyBinary(&res) {
+			for _, p := range parts {
+				if len(p.Data) >= 12 && strings.Contains(text, base64.StdEncoding.EncodeToString(p.Data)[:16]) {
+					t.Fatalf("Flatten() = %q holds the base64 of a %s payload", text, p.Kind)
+				}
+			}
+		}
+	})
+}
+
+// capFor mirrors the documented cap: MaxBytes (0: default), raised to MinTruncateBytes, and for
+// errors to MinErrorBytes; none when negative.
+func capFor(maxBytes int, isError bool) int {
+	switch {
+	case maxBytes < 0:
+		return 0
+	case maxBytes == 0:
+		maxBytes = results.DefaultMaxBytes
+	}
+	if isError {
+		maxBytes = max(maxBytes, results.MinErrorBytes)
+	}
+	return max(maxBytes, results.MinTruncateBytes)
+}
+
+// onlyBinary reports whether res carries no text the server could have put base64 into itself.
+func onlyBinary(res *mcp.CallToolResult) bool {
+	if res.StructuredContent != nil || len(res.Meta) > 0 {
+		return false
+	}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.ImageContent, *mcp.AudioContent:
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && (c.Resource.Text != "" || strings.Contains(c.Resource.URI, ",")) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzTruncate checks the cap, UTF-8 validity, the marker arithmetic and that a non-empty
+// input never becomes "" once the cap can hold a rune.
+func FuzzTruncate(f *testing.F) {
+	f.Add("hello world", 5)
+	f.Add(strings.Repeat("é€😀", 40), 64)
+	f.Add(strings.Repeat("0123456789", 100), 100)
+	f.Add("\xff\xfe invalid \xc3", 3)
+	f.Add("😀😀😀", 0)
+	f.Add(strings.Repeat("😀", 30), 65)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max %= 1 << 16 // keep caps in the range where inputs get cut
+		got := results.Truncate(s, max)
+		if max > 0 && len(got) > max {
+			t.Fatalf("len(Truncate(%q, %d)) = %d, over the cap", s, max, len(got))
+		}
+		if s != "" && got == "" && (max <= 0 || max >= utf8.UTFMax) {
+			t.Fatalf("Truncate(%q, %d) = \"\"", s, max)
+		}
+		if utf8.ValidString(s) {
+			checkTruncate(t, s, max)
+		}
+	})
+}
