@@ -17,7 +17,58 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Config file format
+// maxConfigSize bounds a servers file read by ReadConfig.
+const maxConfigSize = 8 << 20
+
+// nodeBudget bounds the YAML nodes visited, so aliases cannot make parsing quadratic.
+const nodeBudget = 200_000
+
+// maxErrors is how many problems one parse reports before it summarises the rest.
+const maxErrors = 20
+
+// ConfigFile is a parsed servers file with its warnings, for tools that display them (the
+// CLI). Servers holds the enabled servers in file order.
+type ConfigFile struct {
+	Servers  []ServerConfig
+	Warnings []string
+}
+
+// LoadConfig reads a servers file (YAML or JSON — JSON is YAML) and returns the enabled
+// servers in file order. Warnings (foreign dialects' unknown keys, unresolvable
+// ${input:...}) are logged to slog.Default() at Warn. Variables are expanded from the
+// process environment. ParseConfig describes the format.
+func LoadConfig(path string) ([]ServerConfig, error) {
+	cf, err := ReadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cf.Warnings {
+		slog.Default().Warn(w)
+	}
+	return cf.Servers, nil
+}
+
+// ReadConfig reads and parses the servers file at path (see ParseConfig); messages name the
+// file as path. Files over 8 MiB are refused.
+func ReadConfig(path string) (*ConfigFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read servers file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read servers file: %w", err)
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("read servers file %s: larger than %d bytes", path, maxConfigSize)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig parses a servers file held in data, expanding variables from the process
+// environment. name is used in messages ("name:line: ..."). The error, if any, lists every
+// problem found (up to a limit), each with its line.
 //
 // A servers file is YAML; JSON is YAML, so the JSON files of Claude Desktop, Claude Code
 // (.mcp.json), Cursor, VS Code (.vscode/mcp.json), Windsurf, Gemini CLI and mcphost are read
@@ -61,63 +112,18 @@ import (
 // ignored silently. Known but unsupported features ("envFile", "headersHelper", "oauth",
 // "bearer_token_env_var", ...) and any other unknown key are warnings naming the key.
 //
-// Variables (see expand) are expanded in command, args, env values, cwd, url and header
-// values of enabled servers. An unset variable without a default is an error naming
-// file:line, server and field. A VS Code ${input:ID} cannot be answered headless: the server
-// is skipped with a warning, or the file is an error when the server is required. Errors and
-// warnings never contain env values, header values or the defaults of variables.
-
-// maxConfigSize bounds a servers file read by ReadConfig.
-const maxConfigSize = 8 << 20
-
-// nodeBudget bounds the YAML nodes visited, so aliases cannot make parsing quadratic.
-const nodeBudget = 1 << 20
-
-// maxErrors is how many problems one parse reports before it summarises the rest.
-const maxErrors = 20
-
-// ConfigFile is a parsed servers file with its warnings, for tools that display them (the
-// CLI). Servers holds the enabled servers in file order.
-type ConfigFile struct {
-	Servers  []ServerConfig
-	Warnings []string
-}
-
-// LoadConfig reads a servers file (YAML or JSON — JSON is YAML) and returns the enabled
-// servers in file order. Warnings (foreign dialects' unknown keys, unresolvable
-// ${input:...}) are logged to slog.Default() at Warn. Variables are expanded from the
-// process environment. See ReadConfig and the package documentation for the format.
-func LoadConfig(path string) ([]ServerConfig, error) {
-	cf, err := ReadConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range cf.Warnings {
-		slog.Default().Warn(w)
-	}
-	return cf.Servers, nil
-}
-
-// ReadConfig reads and parses the servers file at path; messages name the file as path.
-func ReadConfig(path string) (*ConfigFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read servers file: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read servers file: %w", err)
-	}
-	if len(data) > maxConfigSize {
-		return nil, fmt.Errorf("read servers file %s: larger than %d bytes", path, maxConfigSize)
-	}
-	return ParseConfig(data, path)
-}
-
-// ParseConfig parses a servers file held in data, expanding variables from the process
-// environment. name is used in messages ("name:line: ..."). The error, if any, lists every
-// problem found (up to a limit), each with its line.
+// Variables are expanded in command, args, env values, cwd, url and header values of enabled
+// servers: ${VAR}, ${VAR:-default} (default when VAR is unset or empty; it may itself hold
+// ${...}), and the spellings ${env:VAR} (VS Code, Windsurf) and ${env://VAR} (mcphost), each
+// with an optional :-default. "$$" and "$VAR" without braces are left as written. An unset
+// variable without a default is an error naming file:line, server and field. A VS Code
+// ${input:ID} cannot be answered headless: the server is skipped with a warning, or the file is
+// an error when the server is required. Errors and warnings never contain env values, header
+// values or the defaults of variables.
+//
+// Also: a disabled server is checked for key errors but not expanded; an mcphost "builtin"
+// server is skipped with a warning; args, env and cwd on a url server, and headers on a
+// command server, are warnings and dropped.
 func ParseConfig(data []byte, name string) (*ConfigFile, error) {
 	return parseConfig(data, name, os.LookupEnv)
 }
@@ -528,7 +534,7 @@ func (p *parser) server(id string, key, val *yaml.Node) (ServerConfig, bool) {
 			}
 		case "env", "environment":
 			if p.claim(s, "environment", e.k) {
-				s.sc.Env = p.stringMap(s, e.k, e.v, "env")
+				s.sc.Env = p.stringMap(s, e.k, e.v, "env", nil)
 			}
 		case "cwd", "dir":
 			if p.claim(s, "working directory", e.k) {
@@ -847,7 +853,8 @@ func (p *parser) boolean(s *serverState, k, v *yaml.Node) (bool, bool) {
 }
 
 // stringMap reads an env map: keys are names, values any non-null scalar (stringified).
-func (p *parser) stringMap(s *serverState, k, v *yaml.Node, field string) map[string]string {
+// check, when not nil, is called for each well-formed key.
+func (p *parser) stringMap(s *serverState, k, v *yaml.Node, field string, check func(kv)) map[string]string {
 	n := deref(v)
 	if n == nil || n.Kind != yaml.MappingNode {
 		p.errorf(v, "server %q: %s must be a map", s.id, k.Value)
@@ -857,8 +864,11 @@ func (p *parser) stringMap(s *serverState, k, v *yaml.Node, field string) map[st
 	out := make(map[string]string, len(pairs))
 	for _, e := range pairs {
 		if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
-			p.errorf(e.k, "server %q: %s: invalid variable name %q", s.id, field, e.key)
+			p.errorf(e.k, "server %q: %s: invalid name %q", s.id, field, e.key)
 			continue
+		}
+		if check != nil {
+			check(e)
 		}
 		val := deref(e.v)
 		if val == nil || val.Kind != yaml.ScalarNode {
@@ -880,12 +890,17 @@ func (p *parser) stringMap(s *serverState, k, v *yaml.Node, field string) map[st
 func (p *parser) headers(s *serverState, k, v *yaml.Node) map[string]string {
 	n := deref(v)
 	if n != nil && n.Kind == yaml.MappingNode {
-		h := p.stringMap(s, k, v, "headers")
-		for name := range h {
-			if !validHeaderName(name) {
-				p.errorf(v, "server %q: headers: invalid header name %q", s.id, name)
+		seen := map[string]string{}
+		h := p.stringMap(s, k, v, "headers", func(e kv) {
+			if !validHeaderName(e.key) {
+				p.errorf(e.k, "server %q: headers: invalid header name %q", s.id, e.key)
 			}
-		}
+			lower := strings.ToLower(e.key)
+			if first, dup := seen[lower]; dup {
+				p.errorf(e.k, "server %q: headers %q and %q are the same header", s.id, first, e.key)
+			}
+			seen[lower] = e.key
+		})
 		return h
 	}
 	if n == nil || n.Kind != yaml.SequenceNode {

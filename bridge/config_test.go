@@ -302,6 +302,7 @@ func TestParseConfigInline(t *testing.T) {
 		{name: "header list bad", in: "servers:\n  a:\n    url: https://h/mcp\n    headers: [\"no colon\"]\n", want: []string{`x.yaml:4: server "a": headers[0] must be a "Name: value" string`}},
 		{name: "header list dup", in: "servers:\n  a:\n    url: https://h/mcp\n    headers: [\"A: 1\", \"a: 2\"]\n", want: []string{`header "a" given twice (first at line 4)`}},
 		{name: "header bad name", in: "servers:\n  a:\n    url: https://h/mcp\n    headers: {\"A B\": x}\n", want: []string{`invalid header name "A B"`}},
+		{name: "header case dup", in: "servers:\n  a:\n    url: https://h/mcp\n    headers: {A: x, a: y}\n", want: []string{`x.yaml:4: server "a": headers "A" and "a" are the same header`}},
 		{name: "header newline", in: "servers:\n  a:\n    url: https://h/mcp\n    headers: {A: \"x\\ny\"}\n", want: []string{`headers.A: value contains a line break`}},
 		{name: "url not http", in: "servers:\n  a:\n    url: \"ftp://u:${SECRET}@h/x?k=${SECRET}\"\n", want: []string{`x.yaml:3: server "a": url is not an http:// or https:// URL`}},
 		{name: "url unset var", in: "servers:\n  a:\n    url: \"https://h/mcp?key=${NOPE}\"\n", want: []string{`x.yaml:3: server "a": url: ${NOPE} is not set`}},
@@ -443,23 +444,36 @@ func TestLoadConfigEnv(t *testing.T) {
 	}
 }
 
-// TestConfigAliasBomb checks that a "billion laughs" of aliases is refused quickly.
+// TestConfigAliasBomb checks that "billion laughs" of aliases and merge keys are refused
+// quickly.
 func TestConfigAliasBomb(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
-	for i := 1; i < 9; i++ {
-		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i,
-			i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	bomb := func(item, ref string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "a0: &a0 %s\n", item)
+		for i := 1; i < 8; i++ {
+			refs := strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10)
+			fmt.Fprintf(&b, "a%d: &a%d "+ref+"\n", i, i, refs[:len(refs)-2])
+		}
+		return b.String()
 	}
-	b.WriteString("servers:\n  a:\n    command: x\n    args: *a8\n")
-	start := time.Now()
-	_, err := parseConfig([]byte(b.String()), "x.yaml", mapEnv(nil))
-	if err == nil {
-		t.Fatal("no error")
+	tests := []struct{ name, in, want string }{
+		{"args", bomb("[x, x, x, x, x, x, x, x, x, x]", "[%s]") + "servers:\n  a:\n    command: x\n    args: *a7\n", "args[0] must be a string"},
+		{"merge", bomb("{k0: 1, k1: 2, k2: 3, k3: 4, k4: 5, k5: 6, k6: 7, k7: 8, k8: 9, k9: 0}", "{<<: [%s]}") +
+			"servers:\n  a:\n    command: x\n    env: {<<: *a7}\n", "file too complex"},
 	}
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("took %v", time.Since(start))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			_, err := parseConfig([]byte(tt.in), "x.yaml", mapEnv(nil))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
 	}
 }
 
