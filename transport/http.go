@@ -64,6 +64,21 @@ func sameURL(a, b *url.URL) bool {
 		a.EscapedPath() == b.EscapedPath() && a.RawQuery == b.RawQuery
 }
 
+// hostKey returns u's lowercased host name and port (the scheme's default
+// port if none is given).
+func hostKey(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
+}
+
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
@@ -72,7 +87,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.URL = &u
 		out.Host = ""
 	}
-	if strings.EqualFold(out.URL.Host, rt.ep.real.Host) {
+	if hostKey(out.URL) == hostKey(rt.ep.real) {
 		for k, vs := range rt.headers {
 			out.Header[k] = append([]string(nil), vs...)
 		}
@@ -87,7 +102,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	var isInit bool
 	var sentToolsList bool
-	if req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
+	if (rt.detect || rt.captures) && req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {

@@ -311,6 +311,10 @@ func (c *Conn) lookPath() (string, error) {
 		if err != nil {
 			return fail(err)
 		}
+		// exec.Cmd would resolve a relative Path against Dir a second time.
+		if abs, err := filepath.Abs(resolved); err == nil {
+			resolved = abs
+		}
 		return resolved, nil
 	}
 	pathEnv, ok := envLookup(c.spec.Env, "PATH")

@@ -551,3 +551,41 @@ func TestExitedNilForHTTP(t *testing.T) {
 		t.Errorf("Close of an unused Conn: %v", err)
 	}
 }
+
+func TestHeadersNotSentToOtherHosts(t *testing.T) {
+	var mu sync.Mutex
+	var seen []http.Header
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Clone())
+		mu.Unlock()
+		http.Error(w, "gone", http.StatusNotFound)
+	}))
+	t.Cleanup(other.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	spec := transport.Spec{ID: "redir", URL: strings.Replace(redirector.URL, "http://", "http://bob:pw@", 1) + "/mcp",
+		Headers: map[string]string{"X-Api-Key": "k-123", "Authorization": "Bearer tok"}}
+	c, err := transport.Open(spec, transport.KindHTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	if cs, err := client.Connect(testCtx(t), c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err == nil {
+		cs.Close()
+		t.Fatal("connect succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the redirect was not followed")
+	}
+	for i, h := range seen {
+		if h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" {
+			t.Errorf("request %d to another host got X-Api-Key=%q Authorization=%q", i, h.Get("X-Api-Key"), h.Get("Authorization"))
+		}
+	}
+}
