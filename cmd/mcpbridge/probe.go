@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// stderrTailLines is how many lines of a failed stdio server's stderr the report shows.
+const stderrTailLines = 10
+
+// probeReport is the --json document of probe; the text report shows the same data.
+type probeReport struct {
+	File     string         `json:"file"`
+	OK       bool           `json:"ok"`
+	Summary  probeSummary   `json:"summary"`
+	Warnings []string       `json:"warnings,omitempty"`
+	Servers  []serverReport `json:"servers"`
+}
+
+type probeSummary struct {
+	Servers int `json:"servers"`
+	OK      int `json:"ok"`
+	Failed  int `json:"failed"`
+	// Tools is the number of model-visible tools of the whole set.
+	Tools int `json:"tools"`
+	// TokenEstimate is tokenEstimate of every model-visible tool together.
+	TokenEstimate int `json:"tokenEstimate"`
+}
+
+type serverReport struct {
+	ID              string          `json:"id"`
+	Status          string          `json:"status"` // "ok" or "failed"
+	Config          string          `json:"config"` // ServerConfig.String(): secrets as ***
+	Source          string          `json:"source,omitempty"`
+	Transport       string          `json:"transport,omitempty"`
+	ElapsedMs       int64           `json:"elapsedMs"` // start of probe until this server finished
+	Timings         []timingReport  `json:"timings,omitempty"`
+	ServerName      string          `json:"serverName,omitempty"`
+	ServerVersion   string          `json:"serverVersion,omitempty"`
+	ProtocolVersion string          `json:"protocolVersion,omitempty"`
+	Counts          *toolCounts     `json:"counts,omitempty"`
+	Tools           []string        `json:"tools,omitempty"`    // model-visible names
+	AppOnly         []string        `json:"appOnly,omitempty"`  // remote names hidden from the model
+	AppTools        []appTool       `json:"appTools,omitempty"` // model-visible MCP App tools
+	Renamed         []bridge.Rename `json:"renamed,omitempty"`
+	Problems        []problem       `json:"problems,omitempty"`
+	TokenEstimate   int             `json:"tokenEstimate"`
+	Error           *failure        `json:"error,omitempty"`
+}
+
+type timingReport struct {
+	Phase string `json:"phase"`
+	Ms    int64  `json:"ms"`
+	d     time.Duration
+}
+
+type toolCounts struct {
+	ModelVisible int `json:"modelVisible"`
+	AppOnly      int `json:"appOnly"`
+	App          int `json:"app"`
+}
+
+type appTool struct {
+	Name        string `json:"name"`
+	ResourceURI string `json:"resourceUri"`
+}
+
+// problem is a bridge finding (ServerStatus.Problems) or a provider lint finding.
+type problem struct {
+	Tool    string `json:"tool"`
+	Source  string `json:"source"` // "bridge" or "lint"
+	Problem string `json:"problem"`
+	Skipped bool   `json:"skipped,omitempty"`
+}
+
+type failure struct {
+	Phase   string   `json:"phase"`
+	Message string   `json:"message"`
+	Stderr  []string `json:"stderr,omitempty"` // last lines of a stdio server's stderr
+}
+
+// tokenEstimate estimates what tool definitions cost a model: the bytes of their JSON (as
+// json.Marshal of bridge.Tools gives it: name, description, parameters) divided by 4, the
+// usual rule of thumb for English text and JSON with common tokenizers. Providers wrap
+// definitions in their own framing, so treat it as ±30%.
+func tokenEstimate(tools bridge.Tools) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return 0
+	}
+	return (len(b) + 3) / 4
+}
+
+func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
+	path := args[0]
+	con := env.stderr
+	level := slog.LevelWarn
+	if fl.verbose {
+		level = slog.LevelDebug
+	}
+	log := newLogger(con, level)
+	cf, err := readConfig(path, log)
+	if err != nil {
+		return err
+	}
+	cfgs := cf.Servers
+	// The report covers what the bridge warns about (skipped servers, renames, schema
+	// problems), so its logger shows only errors unless -v.
+	bridgeLevel := slog.LevelError
+	if fl.verbose {
+		bridgeLevel = slog.LevelDebug
+	}
+
+	p := newProgress(con, cfgs)
+	start := time.Now()
+	p.start()
+	tools, _ := bridge.Connect(ctx, cfgs, &bridge.Options{
+		Logger:         newLogger(con, bridgeLevel),
+		ConnectTimeout: fl.timeout,
+		OnStatus: func(st bridge.ServerStatus) {
+			p.done(st, time.Since(start))
+		},
+	})
+	defer tools.Close()
+	p.stop()
+
+	rep := buildReport(path, cfgs, tools, p.results())
+	rep.Warnings = cf.Warnings
+	if fl.json {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := writeReport(env.stdout, rep); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitFailed, err: fmt.Errorf("interrupted: %w", context.Cause(ctx))}
+	}
+	if !rep.OK {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d of %d servers failed", rep.Summary.Failed, rep.Summary.Servers)}
+	}
+	return nil
+}
+
+// progress shows the servers finishing on the console and keeps their statuses.
+type progress struct {
+	con   *console
+	cfgs  []bridge.ServerConfig
+	mu    sync.Mutex
+	got   map[string]probed
+	begin time.Time
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// probed is one server's OnStatus value and when it came.
+type probed struct {
+	st      bridge.ServerStatus
+	elapsed time.Duration
+}
+
+func newProgress(con *console, cfgs []bridge.ServerConfig) *progress {
+	return &progress{con: con, cfgs: cfgs, got: map[string]probed{}, quit: make(chan struct{})}
+}
+
+// start draws the status line and, on a terminal, keeps its clock ticking until stop.
+func (p *progress) start() {
+	p.begin = time.Now()
+	p.redraw()
+	if !p.con.tty {
+		return
+	}
+	p.wg.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-t.C:
+				p.redraw()
+			}
+		}
+	})
+}
+
+func (p *progress) stop() {
+	close(p.quit)
+	p.wg.Wait()
+	p.con.setStatus("")
+}
+
+func (p *progress) redraw() {
+	p.mu.Lock()
+	n := len(p.got)
+	var waiting []string
+	for _, c := range p.cfgs {
+		if _, ok := p.got[c.ID]; !ok {
+			waiting = append(waiting, c.ID)
+		}
+	}
+	p.mu.Unlock()
+	if n == len(p.cfgs) {
+		p.con.setStatus("")
+		return
+	}
+	s := fmt.Sprintf("connecting %d/%d… %s", n, len(p.cfgs), fmtDur(time.Since(p.begin).Truncate(100*time.Millisecond)))
+	if w := strings.Join(waiting, ", "); len(w) <= 60 {
+		s += "  waiting for " + w
+	} else {
+		s += fmt.Sprintf("  waiting for %d servers", len(waiting))
+	}
+	p.con.setStatus(p.con.paint(ansiFaint, s))
+}
+
+// done records one server's outcome and prints its progress line.
+func (p *progress) done(st bridge.ServerStatus, elapsed time.Duration) {
+	p.mu.Lock()
+	p.got[st.ID] = probed{st: st, elapsed: elapsed}
+	p.mu.Unlock()
+	var line string
+	if st.Err != nil {
+		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), st.ID, st.Err.Phase, oneLine(errText(st.Err)))
+	} else {
+		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), st.ID, len(st.Tools), fmtDur(elapsed))
+	}
+	p.con.println(line)
+	p.redraw()
+}
+
+func (p *progress) results() map[string]probed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]probed, len(p.got))
+	for k, v := range p.got {
+		out[k] = v
+	}
+	return out
+}
+
+// errText is the cause of a server failure, without the "mcp server ...: phase:" framing.
+func errText(e *bridge.ServerError) string {
+	if e.Err == nil {
+		return e.Error()
+	}
+	return e.Err.Error()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// buildReport assembles the report in config order. Live servers report Server.Status() (the
+// final names, after clashes across servers); failed ones the value OnStatus got.
+func buildReport(path string, cfgs []bridge.ServerConfig, tools bridge.Tools, got map[string]probed) *probeReport {
+	rep := &probeReport{File: path, Servers: []serverReport{}}
+	var all bridge.Tools
+	for _, cfg := range cfgs {
+		pr, ok := got[cfg.ID]
+		st := pr.st
+		if !ok {
+			st = bridge.ServerStatus{ID: cfg.ID, Err: &bridge.ServerError{Server: cfg.ID, Phase: bridge.PhaseStart, Err: errors.New("no status reported (interrupted?)")}}
+		}
+		if st.Err == nil {
+			if s, found := tools.Lookup(cfg.ID); found && s.ID() == cfg.ID {
+				st = s.Status()
+			}
+		}
+		sr := serverReport{
+			ID:              cfg.ID,
+			Config:          strings.TrimPrefix(cfg.String(), cfg.ID),
+			Source:          cfg.Source,
+			Transport:       st.Transport,
+			ElapsedMs:       pr.elapsed.Milliseconds(),
+			ServerName:      st.ServerName,
+			ServerVersion:   st.ServerVersion,
+			ProtocolVersion: st.ProtocolVersion,
+			Renamed:         st.Renamed,
+		}
+		sr.Config = strings.TrimSuffix(strings.TrimPrefix(sr.Config, "("), ")")
+		for _, t := range st.Timings {
+			sr.Timings = append(sr.Timings, timingReport{Phase: string(t.Phase), Ms: t.Duration.Milliseconds(), d: t.Duration})
+		}
+		if st.Err != nil {
+			sr.Status = "failed"
+			sr.Error = &failure{Phase: string(st.Err.Phase), Message: errText(st.Err), Stderr: lastLines(st.Stderr, stderrTailLines)}
+			rep.Summary.Failed++
+		} else {
+			sr.Status = "ok"
+			rep.Summary.OK++
+			sr.Counts = &toolCounts{ModelVisible: len(st.Tools), AppOnly: len(st.AppOnly)}
+			sr.AppOnly = st.AppOnly
+			for _, t := range st.Tools {
+				sr.Tools = append(sr.Tools, t.Name)
+				if t.UIResource != "" {
+					sr.Counts.App++
+					sr.AppTools = append(sr.AppTools, appTool{Name: t.Name, ResourceURI: t.UIResource})
+				}
+			}
+			for _, pb := range st.Problems {
+				sr.Problems = append(sr.Problems, problem{Tool: pb.Tool, Source: "bridge", Problem: pb.Problem, Skipped: pb.Skipped})
+			}
+			for _, t := range st.Tools {
+				for _, msg := range lintTool(t) {
+					sr.Problems = append(sr.Problems, problem{Tool: t.Name, Source: "lint", Problem: msg})
+				}
+			}
+			sr.TokenEstimate = tokenEstimate(st.Tools)
+			all = append(all, st.Tools...)
+		}
+		rep.Servers = append(rep.Servers, sr)
+	}
+	rep.Summary.Servers = len(cfgs)
+	rep.Summary.Tools = len(all)
+	rep.Summary.TokenEstimate = tokenEstimate(all)
+	rep.OK = rep.Summary.Failed == 0
+	return rep
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// writeReport prints the probe report for people: a summary line, then one block per server
+// in config order. Every line is stable apart from timings.
+func writeReport(w io.Writer, rep *probeReport) error {
+	tw := tabwriter.NewWriter(w, 12, 0, 2, ' ', 0)
+	s := rep.Summary
+	fmt.Fprintf(tw, "%s: %d of %d servers ok, %d model-visible tools, ~%d tokens of tool definitions\n",
+		rep.File, s.OK, s.Servers, s.Tools, s.TokenEstimate)
+	for _, sr := range rep.Servers {
+		fmt.Fprintln(tw)
+		status := "ok"
+		if sr.Error != nil {
+			status = "FAILED"
+		}
+		fmt.Fprintf(tw, "%s  %s\n", sr.ID, status)
+		row := func(key string, lines ...string) {
+			for i, l := range lines {
+				if i > 0 {
+					key = ""
+				}
+				fmt.Fprintf(tw, "  %s\t%s\n", key, l)
+			}
+		}
+		row("config", sr.Config)
+		if sr.Source != "" {
+			row("defined at", sr.Source)
+		}
+		if sr.Transport != "" {
+			row("transport", sr.Transport)
+		}
+		row("timings", timings(sr))
+		if sr.ServerName != "" || sr.ServerVersion != "" {
+			v := strings.TrimSpace(sr.ServerName + " " + sr.ServerVersion)
+			if sr.ProtocolVersion != "" {
+				v += ", protocol " + sr.ProtocolVersion
+			}
+			row("server", v)
+		}
+		if e := sr.Error; e != nil {
+			row("failed in", e.Phase)
+			row("error", e.Message)
+			if len(e.Stderr) > 0 {
+				lines := make([]string, len(e.Stderr))
+				for i, l := range e.Stderr {
+					lines[i] = "| " + l
+				}
+				row("stderr tail", lines...)
+			}
+			continue
+		}
+		c := sr.Counts
+		row("tools", fmt.Sprintf("%d model-visible, %d app-only, %d MCP App", c.ModelVisible, c.AppOnly, c.App))
+		if len(sr.Tools) > 0 {
+			row("model sees", wrapList(sr.Tools, 80)...)
+		}
+		if len(sr.AppOnly) > 0 {
+			row("app-only", wrapList(sr.AppOnly, 80)...)
+		}
+		var apps []string
+		for _, a := range sr.AppTools {
+			apps = append(apps, a.Name+" → "+a.ResourceURI)
+		}
+		if len(apps) > 0 {
+			row("App tools", apps...)
+		}
+		var renamed []string
+		for _, r := range sr.Renamed {
+			renamed = append(renamed, fmt.Sprintf("%s → %s: %s", r.Remote, r.Name, r.Reason))
+		}
+		if len(renamed) > 0 {
+			row("renamed", renamed...)
+		}
+		var probs []string
+		for _, p := range sr.Problems {
+			tag := p.Source
+			if p.Skipped {
+				tag += ", skipped"
+			}
+			probs = append(probs, fmt.Sprintf("%s [%s]: %s", p.Tool, tag, p.Problem))
+		}
+		if len(probs) > 0 {
+			row("problems", probs...)
+		}
+		row("tokens", fmt.Sprintf("~%d (tool definitions as JSON, bytes/4)", sr.TokenEstimate))
+	}
+	return tw.Flush()
+}
+
+func timings(sr serverReport) string {
+	var parts []string
+	for _, t := range sr.Timings {
+		parts = append(parts, t.Phase+" "+fmtDur(t.d))
+	}
+	parts = append(parts, "total "+fmtDur(time.Duration(sr.ElapsedMs)*time.Millisecond))
+	return strings.Join(parts, ", ")
+}
+
+// wrapList joins items with ", " in lines of about width bytes.
+func wrapList(items []string, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for i, it := range items {
+		sep := ", "
+		if i == len(items)-1 {
+			sep = ""
+		}
+		if cur.Len() > 0 && cur.Len()+len(it)+len(sep) > width {
+			lines = append(lines, strings.TrimRight(cur.String(), " "))
+			cur.Reset()
+		}
+		cur.WriteString(it + sep)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/results"
+)
+
+// connectAll loads FILE and connects every server with the CLI's logger, which shows the
+// bridge's warnings (skipped servers, renames) on stderr. failed counts skipped servers.
+func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (tools bridge.Tools, failed int, err error) {
+	level := slog.LevelWarn
+	if fl.verbose {
+		level = slog.LevelDebug
+	}
+	log := newLogger(env.stderr, level)
+	cf, err := readConfig(path, log)
+	if err != nil {
+		return nil, 0, err
+	}
+	tools, cerr := bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
+	if cerr != nil {
+		var serr *bridge.ServerError
+		for _, e := range unjoin(cerr) {
+			if errors.As(e, &serr) {
+				failed++
+			}
+		}
+		if failed == 0 { // e.g. a required server failed: Connect's error says which
+			return tools, 0, &exitError{code: exitFailed, err: cerr}
+		}
+	}
+	if ctx.Err() != nil {
+		tools.Close()
+		return nil, 0, &exitError{code: exitFailed, err: fmt.Errorf("interrupted: %w", context.Cause(ctx))}
+	}
+	return tools, failed, nil
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
+	tools, failed, err := connectAll(ctx, env, fl, args[0])
+	if err != nil {
+		return err
+	}
+	defer tools.Close()
+	if fl.json {
+		if tools == nil {
+			tools = bridge.Tools{} // "[]", not "null"
+		}
+		b, err := json.Marshal(tools)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(env.stdout, "%s\n", b); err != nil {
+			return err
+		}
+	} else if err := writeTools(env.stdout, tools); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d server(s) failed; their tools are missing", failed)}
+	}
+	return nil
+}
+
+// writeTools prints the tools for people: name and server, the description, the parameters.
+func writeTools(w io.Writer, tools bridge.Tools) error {
+	var b strings.Builder
+	for i, t := range tools {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s", t.Name)
+		if t.Server != nil {
+			fmt.Fprintf(&b, "  (server %s", t.Server.ID())
+			if t.RemoteName != t.Name {
+				fmt.Fprintf(&b, ", remote name %q", t.RemoteName)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString("\n")
+		for _, l := range strings.Split(strings.TrimSpace(t.Description), "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+		fmt.Fprintf(&b, "  parameters: %s\n", paramSummary(t.Parameters))
+	}
+	if len(tools) == 0 {
+		b.WriteString("no model-visible tools\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// paramSummary describes a parameters schema in one line: "path: string (required), n: integer".
+// Properties keep the server's order.
+func paramSummary(raw json.RawMessage) string {
+	var top struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	if json.Unmarshal(raw, &top) != nil {
+		return string(raw)
+	}
+	names, props := orderedKeys(top.Properties)
+	if len(names) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		var p struct {
+			Type any `json:"type"`
+		}
+		_ = json.Unmarshal(props[i], &p)
+		s := n
+		switch t := p.Type.(type) {
+		case string:
+			s += ": " + t
+		case []any:
+			var ts []string
+			for _, x := range t {
+				ts = append(ts, fmt.Sprint(x))
+			}
+			s += ": " + strings.Join(ts, "|")
+		}
+		for _, r := range top.Required {
+			if r == n {
+				s += " (required)"
+				break
+			}
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, ", ")
+}
+
+// orderedKeys returns the keys and raw values of a JSON object in document order.
+func orderedKeys(raw json.RawMessage) ([]string, []json.RawMessage) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys, vals
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return keys, vals
+		}
+		keys = append(keys, k)
+		vals = append(vals, v)
+	}
+	return keys, vals
+}
+
+func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
+	path, name, input := args[0], args[1], "{}"
+	if len(args) > 2 {
+		input = args[2]
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(input), &obj); err != nil || obj == nil {
+		return usageErr("call: arguments must be a JSON object, like '{\"path\": \"/tmp\"}'")
+	}
+	tools, _, err := connectAll(ctx, env, fl, path)
+	if err != nil {
+		return err
+	}
+	defer tools.Close()
+	var tool *bridge.Tool
+	for i := range tools {
+		if tools[i].Name == name {
+			tool = &tools[i]
+			break
+		}
+	}
+	if tool == nil {
+		for _, t := range tools {
+			if t.RemoteName == name {
+				return usageErr("call: no tool %q; the model sees it as %q (server %s)", name, t.Name, t.Server.ID())
+			}
+		}
+		return usageErr("call: no model-visible tool %q (see: mcpbridge tools %s)", name, path)
+	}
+	text, err := tool.Handler(ctx, json.RawMessage(input))
+	var terr *results.ToolError
+	if errors.As(err, &terr) {
+		fmt.Fprintln(env.stdout, terr.Text)
+		return &exitError{code: exitFailed, err: fmt.Errorf("tool %q reported an error (the text above is what the model reads)", name)}
+	}
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	_, err = fmt.Fprintln(env.stdout, text)
+	return err
+}
