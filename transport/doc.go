@@ -51,9 +51,12 @@
 // go-sdk is given a redacted endpoint: no userinfo, and every query value
 // replaced by "***". The package's [http.RoundTripper] restores the real URL
 // (and sends the userinfo as basic auth) on the way out, so no error produced
-// by net/http or go-sdk can contain URL secrets. [Spec.Headers] are added to
-// every request to the endpoint's host (requests redirected to another host
-// do not get them, like net/http's handling of sensitive headers).
+// by net/http or go-sdk can contain URL secrets. [Spec.Headers] (and the
+// userinfo as basic auth, unless Headers set Authorization) are added to
+// every request to the endpoint's host and port; requests redirected to
+// another host do not get them, like net/http's handling of sensitive
+// headers. Errors from a base RoundTripper that quote a secret anyway have it
+// replaced by "***".
 //
 // For Streamable HTTP the go-sdk connection is handed over unwrapped (wrapping
 // it disables go-sdk's Mcp-Protocol-Version header and standalone GET stream);

@@ -248,3 +248,27 @@ func TestMergeEnv(t *testing.T) {
 		t.Errorf("mergeEnv = %q, want %q", got, want)
 	}
 }
+
+// BenchmarkSSECapture measures the tee parser on a stream of tools/list-sized
+// events while a response is expected.
+func BenchmarkSSECapture(b *testing.B) {
+	var ev bytes.Buffer
+	tools := strings.Repeat(`{"name":"t","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}},`, 200)
+	fmt.Fprintf(&ev, "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"tools\":[%s]}}\n\n", strings.TrimSuffix(tools, ","))
+	body := ev.Bytes()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var c capture
+		c.expect(mustID(float64(7)))
+		p := &sseParser{limit: 1 << 24, onEvent: func(_ string, data []byte) { c.observeResponses(data) }}
+		for chunk := body; len(chunk) > 0; {
+			n := min(4096, len(chunk))
+			p.write(chunk[:n])
+			chunk = chunk[n:]
+		}
+		p.finish()
+		if len(c.take()) != 200 {
+			b.Fatal("capture failed")
+		}
+	}
+}
