@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -612,7 +614,7 @@ func (p *parser) server(id string, key, val *yaml.Node) (ServerConfig, bool) {
 	if len(p.errs) > nerr {
 		return ServerConfig{}, false
 	}
-	if !p.expandAll(s, key) {
+	if !p.expandAll(s) {
 		return ServerConfig{}, false
 	}
 	if s.sc.URL != "" {
@@ -620,8 +622,8 @@ func (p *parser) server(id string, key, val *yaml.Node) (ServerConfig, bool) {
 			p.errorf(s.setBy["URL"], "server %q: url is not an http:// or https:// URL", id)
 		}
 	}
-	for name, v := range s.sc.Headers {
-		if strings.ContainsAny(v, "\r\n\x00") {
+	for _, name := range slices.Sorted(maps.Keys(s.sc.Headers)) {
+		if strings.ContainsAny(s.sc.Headers[name], "\r\n\x00") {
 			p.errorf(s.setBy["headers"], "server %q: headers.%s: value contains a line break or NUL", id, name)
 		}
 	}
@@ -696,7 +698,7 @@ func dropFields(fs []pending, prefixes ...string) []pending {
 
 // expandAll expands variables in the pending fields. It reports false when the server
 // cannot be used (errors recorded, or skipped for a VS Code input).
-func (p *parser) expandAll(s *serverState, key *yaml.Node) bool {
+func (p *parser) expandAll(s *serverState) bool {
 	ok := true
 	for _, f := range s.fields {
 		v, err := expand(f.val, p.lookup)
