@@ -536,3 +536,20 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestConfigErrorLimit(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("servers:\n")
+	for i := range maxErrors + 5 {
+		fmt.Fprintf(&b, "  s%d: {env: {}}\n", i)
+	}
+	_, err := parseConfig([]byte(b.String()), "x.yaml", mapEnv(nil))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != maxErrors+1 || lines[maxErrors] != "x.yaml: and 5 more problems" {
+		t.Errorf("got %d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+}
