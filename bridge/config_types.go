@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ServerConfig describes one MCP server. The zero value of every optional field means the
@@ -31,6 +33,11 @@ type ServerConfig struct {
 	URL string
 	// Headers are sent on every HTTP request to an http or sse server (Authorization, ...).
 	Headers map[string]string
+	// InProcess, when set, reaches a server running in the same process: it is called for
+	// every (re)dial and returns a fresh client-side transport, e.g. one end of
+	// mcp.NewInMemoryTransports whose other end the server is already connected to.
+	// Command and URL must then be empty; Type is "" or "inprocess".
+	InProcess func() (mcp.Transport, error)
 
 	// Required makes Connect fail (closing every other server) when this server cannot be
 	// reached. By default a failing server is logged and skipped.
@@ -61,6 +68,8 @@ const (
 	TypeStdio = "stdio"
 	TypeHTTP  = "http"
 	TypeSSE   = "sse"
+	// TypeInProcess marks a server reached through ServerConfig.InProcess.
+	TypeInProcess = "inprocess"
 )
 
 const redacted = "***"
@@ -78,6 +87,8 @@ func (c ServerConfig) String() string {
 		if len(c.Env) > 0 {
 			fmt.Fprintf(&b, " env=%s", redactedKeys(c.Env))
 		}
+	case c.InProcess != nil:
+		b.WriteString("inprocess")
 	case c.URL != "":
 		typ := c.Type
 		if typ == "" {

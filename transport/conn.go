@@ -41,6 +41,9 @@ type Conn struct {
 	exited chan struct{}
 	tail   *tailBuffer
 
+	// inprocess
+	factory func() (mcp.Transport, error)
+
 	// http, sse
 	ep *endpoint
 	rt *roundTripper
@@ -99,6 +102,8 @@ func Open(s Spec, k Kind) (*Conn, error) {
 			n = DefaultStderrTailBytes
 		}
 		c.tail = &tailBuffer{max: n}
+	case KindInProcess:
+		c.factory = s.InProcess
 	case KindHTTP, KindSSE:
 		ep, err := parseEndpoint(s.URL)
 		if err != nil {
@@ -158,9 +163,15 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 		inner mcp.Connection
 		err   error
 	)
-	if c.kind == KindHTTP {
+	switch c.kind {
+	case KindInProcess:
+		var t mcp.Transport
+		if t, err = c.factory(); err == nil {
+			inner, err = t.Connect(ctx)
+		}
+	case KindHTTP:
 		inner, err = (&mcp.StreamableClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
-	} else {
+	default:
 		inner, err = (&mcp.SSEClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
 	}
 	if err != nil {
@@ -245,8 +256,13 @@ func (c *Conn) PID() int {
 // Reached reports, for stdio, whether the process was started; for http and
 // sse, whether at least one HTTP response came back from the server.
 func (c *Conn) Reached() bool {
-	if c.kind == KindStdio {
+	switch c.kind {
+	case KindStdio:
 		return c.started.Load()
+	case KindInProcess:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.inner != nil
 	}
 	return c.rt.reached.Load()
 }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Kind is a transport kind.
@@ -18,6 +20,9 @@ const (
 	KindStdio Kind = "stdio"
 	KindHTTP  Kind = "http" // Streamable HTTP
 	KindSSE   Kind = "sse"  // legacy HTTP+SSE (protocol 2024-11-05)
+	// KindInProcess is a server in the same process, reached through the mcp.Transport
+	// that Spec.InProcess returns (mcp.NewInMemoryTransports, for example).
+	KindInProcess Kind = "inprocess"
 )
 
 // Defaults applied to zero [Spec] fields.
@@ -51,6 +56,10 @@ type Spec struct {
 	// MaxFrameBytes caps one inbound stdio JSON-RPC frame. 0 selects
 	// mcp.DefaultMaxLineLength (16 MiB); a negative value disables the cap.
 	MaxFrameBytes int
+	// InProcess, when set, makes this an in-process server: it is called once per Open'd
+	// connection and must return a fresh, unused mcp.Transport to the server (whose side
+	// must already be connected). Command and URL must then be empty.
+	InProcess func() (mcp.Transport, error)
 	// HTTPClient is the base client for http/sse. Its Transport (nil:
 	// http.DefaultTransport) is wrapped; the caller's client is not modified.
 	// nil selects a new client over http.DefaultTransport with no Timeout
@@ -68,6 +77,17 @@ type Spec struct {
 // userinfo or query.
 func Kinds(s Spec) ([]Kind, error) {
 	hasCmd, hasURL := s.Command != "", s.URL != ""
+	if s.InProcess != nil || s.Kind == KindInProcess {
+		switch {
+		case s.InProcess == nil:
+			return nil, fmt.Errorf("server %q: type %q needs an in-process transport", s.ID, s.Kind)
+		case hasCmd || hasURL:
+			return nil, fmt.Errorf("server %q: an in-process server takes neither command nor url", s.ID)
+		case s.Kind != "" && s.Kind != KindInProcess:
+			return nil, fmt.Errorf("server %q: type %q conflicts with the in-process transport", s.ID, s.Kind)
+		}
+		return []Kind{KindInProcess}, nil
+	}
 	switch {
 	case hasCmd && hasURL:
 		return nil, fmt.Errorf("server %q: both command and url are set; use one", s.ID)
