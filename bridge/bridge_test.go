@@ -520,3 +520,32 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
+
+func TestInProcessServer(t *testing.T) {
+	c := &counters{}
+	cfg := inProcessConfig(t, "mem", "basic", c)
+	var st bridge.ServerStatus
+	opts := quiet()
+	opts.OnStatus = func(s bridge.ServerStatus) { st = s }
+	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Transport != "inprocess" {
+		t.Errorf("transport = %q", st.Transport)
+	}
+	if got := string(byName(t, tools, "echo").Parameters); got != echoSchema {
+		t.Errorf("Parameters = %s", got)
+	}
+	out, err := byName(t, tools, "add").Handler(ctxT(t, 10*time.Second), json.RawMessage(`{"a":40,"b":2}`))
+	if err != nil || out != "42" || c.calls.Load() != 1 {
+		t.Errorf("add = %q, %v (calls %d)", out, err, c.calls.Load())
+	}
+	if h := tools[0].Server.Hash(); h != apps.ServerHash("inprocess", "mem") {
+		t.Errorf("Hash = %s", h)
+	}
+	bad := bridge.ServerConfig{ID: "both", Command: "x", InProcess: cfg.InProcess}
+	if _, err := bridge.Dial(ctxT(t, 5*time.Second), bad, quiet()); err == nil || !strings.Contains(err.Error(), "neither command nor url") {
+		t.Errorf("Dial with command and InProcess: %v", err)
+	}
+}

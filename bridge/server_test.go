@@ -203,3 +203,17 @@ func httpConfig(t testing.TB, id, name, typ string, c *counters) bridge.ServerCo
 func quiet() *bridge.Options {
 	return &bridge.Options{Logger: discard()}
 }
+
+// inProcessConfig serves fixture name in this process over in-memory transports; every
+// (re)dial gets a fresh pair.
+func inProcessConfig(t testing.TB, id, name string, c *counters) bridge.ServerConfig {
+	t.Helper()
+	srv := newFixture(name, c)
+	return bridge.ServerConfig{ID: id, InProcess: func() (mcp.Transport, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}
+}
