@@ -211,3 +211,28 @@ func sameSchema(got, want json.RawMessage) bool {
 	}
 	return false
 }
+
+func TestSameSchema(t *testing.T) {
+	tests := []struct {
+		name      string
+		got, want string
+		same      bool
+	}{
+		{"identical", `{"type":"object","properties":{"a":{"type":"number"}}}`, `{"type":"object","properties":{"a":{"type":"number"}}}`, true},
+		{"key order differs", `{"properties":{},"type":"object"}`, `{"type":"object","properties":{}}`, false},
+		{"whitespace differs", `{"type": "object","properties":{}}`, `{"type":"object","properties":{}}`, false},
+		{"zero-arg fix appended", `{"type":"object","properties":{}}`, `{"type":"object"}`, true},
+		{"zero-arg fix first", `{"properties":{},"type":"object"}`, `{"type":"object"}`, true},
+		{"fix with other keys", `{"type":"object","$schema":"x","properties":{}}`, `{"type":"object","$schema":"x"}`, true},
+		{"fix where properties existed", `{"type":"object","properties":{}}`, `{"type":"object","properties":{"a":{}}}`, false},
+		{"non-empty properties added", `{"type":"object","properties":{"a":{}}}`, `{"type":"object"}`, false},
+		{"number spelling", `{"type":"object","properties":{},"maximum":1}`, `{"type":"object","properties":{},"maximum":1.0}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sameSchema(json.RawMessage(tc.got), json.RawMessage(tc.want)); got != tc.same {
+				t.Errorf("sameSchema(%s, %s) = %v, want %v", tc.got, tc.want, got, tc.same)
+			}
+		})
+	}
+}
