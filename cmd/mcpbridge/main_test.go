@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 // serverEnv makes the test binary an MCP server: its value names the kind (see serveStdio).
 const serverEnv = "MCPBRIDGE_CLI_TEST_SERVER"
 
+// pidFileEnv names the file the "hang" server writes its pid to.
+const pidFileEnv = "MCPBRIDGE_CLI_TEST_PIDFILE"
+
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(serverEnv); kind != "" {
 		os.Exit(serveStdio(kind))
@@ -28,7 +32,7 @@ func TestMain(m *testing.M) {
 
 // serveStdio runs a test server on stdin/stdout: "basic" (tools with every feature probe
 // reports on), "mini" (one tool that clashes with basic's), "crash" (writes to stderr and
-// exits before the handshake).
+// exits before the handshake), "hang" (never answers).
 func serveStdio(kind string) int {
 	switch kind {
 	case "basic", "mini":
@@ -36,6 +40,12 @@ func serveStdio(kind string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		return 0
+	case "hang": // never answers; writes its pid where MCPBRIDGE_CLI_TEST_PIDFILE says
+		if err := os.WriteFile(os.Getenv(pidFileEnv), []byte(fmt.Sprint(os.Getpid())), 0o600); err != nil {
+			return 1
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin) // until the client closes stdin
 		return 0
 	case "crash":
 		for i := 1; i <= 14; i++ {
