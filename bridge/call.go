@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -198,19 +199,35 @@ func sessionDead(err error, sess *session) bool {
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "exceeded the configured maximum line length")
+		strings.Contains(err.Error(), "exceeded the configured maximum line length") || writeFailed(err)
+}
+
+// writeFailed reports whether err is a failure to write the request to a stdio pipe (the
+// process is gone, or the pipe was closed): the request never reached the server, and
+// the pipe is broken for good.
+func writeFailed(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "write"
 }
 
 // notSent reports whether a failed request cannot have reached the server: the connection
 // was already closing, or the server refused the session before handling it.
 func notSent(err error) bool {
 	return (errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), "client is closing")) ||
-		errors.Is(err, mcp.ErrSessionMissing)
+		errors.Is(err, mcp.ErrSessionMissing) || writeFailed(err)
+}
+
+// redialCall is one redial, shared by every caller that needs the session meanwhile.
+type redialCall struct {
+	done chan struct{} // closed when the redial ended
+	err  error         // its outcome; valid once done is closed
 }
 
 // session returns the live session, redialling (once, shared by concurrent callers) when
 // it died. A server that keeps failing is redialled with exponential backoff; within the
-// backoff window callers get the last error at once rather than waiting.
+// backoff window callers get the last error at once rather than waiting. The redial runs
+// on its own goroutine, bounded by the connect timeout and by Close, so that a caller
+// whose ctx ends first returns at once.
 func (s *Server) session(ctx context.Context) (*session, error) {
 	for {
 		s.mu.Lock()
@@ -230,39 +247,42 @@ func (s *Server) session(ctx context.Context) (*session, error) {
 				return sess, nil
 			}
 		}
-		if ch := s.redialing; ch != nil {
-			s.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
+		rc := s.redialing
+		if rc == nil {
+			if wait := backoff(s.failures); time.Since(s.lastDial) < wait {
+				left := wait - time.Since(s.lastDial)
+				err := fmt.Errorf("server is down; next reconnect allowed in %s (after %d failures, last: %v)", left.Round(time.Millisecond), s.failures, s.lastErr)
+				s.mu.Unlock()
+				return nil, err
 			}
-		}
-		if wait := backoff(s.failures); time.Since(s.lastDial) < wait {
-			left := wait - time.Since(s.lastDial)
-			err := fmt.Errorf("server is down; next reconnect allowed in %s (after %d failures, last: %v)", left.Round(time.Millisecond), s.failures, s.lastErr)
-			s.mu.Unlock()
-			return nil, err
-		}
-		ch := make(chan struct{})
-		s.redialing = ch
-		s.lastDial = time.Now()
-		s.mu.Unlock()
-
-		err := s.redial()
-
-		s.mu.Lock()
-		s.redialing = nil
-		close(ch)
-		if err != nil {
-			s.failures++
-			s.lastErr = err
-			s.mu.Unlock()
-			return nil, err
+			rc = &redialCall{done: make(chan struct{})}
+			s.redialing = rc
+			s.lastDial = time.Now()
+			go s.runRedial(rc)
 		}
 		s.mu.Unlock()
+		select {
+		case <-rc.done:
+			if rc.err != nil {
+				return nil, rc.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+}
+
+func (s *Server) runRedial(rc *redialCall) {
+	err := s.redial()
+	s.mu.Lock()
+	s.redialing = nil
+	if err != nil {
+		s.failures++
+		s.lastErr = err
+	}
+	rc.err = err
+	s.mu.Unlock()
+	close(rc.done)
 }
 
 func backoff(failures int) time.Duration {
@@ -288,7 +308,7 @@ func (s *Server) redial() error {
 	}
 	listed, raw, err := s.list(ctx, sess)
 	if err != nil {
-		_ = sess.close()
+		sess.closeWithin(ctx)
 		serr = s.serverError(PhaseList, err, sess.conn)
 		s.log.Warn("reconnect failed", "phase", serr.Phase, "err", serr.Err)
 		return serr
@@ -329,6 +349,20 @@ func tail(s string) string {
 		s = s[len(s)-stderrLogTail:]
 	}
 	return s
+}
+
+// closeWithin closes the session, waiting for the teardown no longer than ctx allows; the
+// rest of it runs in the background.
+func (sess *session) closeWithin(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		_ = sess.close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // close ends the session: the transport's teardown (bounded) and go-sdk's own Close, which

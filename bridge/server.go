@@ -33,7 +33,7 @@ type Server struct {
 	mu        sync.Mutex
 	hash      string
 	sess      *session               // nil while no live session
-	redialing chan struct{}          // non-nil while a redial runs; closed when it ends
+	redialing *redialCall            // non-nil while a redial runs
 	failures  int                    // consecutive failed (re)dials and session deaths
 	lastDial  time.Time              // start of the last (re)dial
 	lastErr   error                  // cause of the last failure, for suppressed redials
@@ -90,23 +90,13 @@ func newServer(cfg ServerConfig, o *options, g *group) *Server {
 	life, stop := context.WithCancel(context.Background())
 	log := o.logger.With("server", cfg.ID)
 	s := &Server{
-		cfg:   cfg,
-		opts:  o,
-		log:   log,
-		group: g,
-		life:  life,
-		stop:  stop,
-		spec: transport.Spec{
-			ID:      cfg.ID,
-			Kind:    transport.Kind(cfg.Type),
-			Command: cfg.Command,
-			Args:    cfg.Args,
-			Env:     cfg.Env,
-			Dir:     cfg.Dir,
-			URL:     cfg.URL,
-			Headers: cfg.Headers,
-			Logger:  log,
-		},
+		cfg:    cfg,
+		opts:   o,
+		log:    log,
+		group:  g,
+		life:   life,
+		stop:   stop,
+		spec:   transportSpec(cfg, log),
 		remote: map[string]*remoteTool{},
 		status: ServerStatus{ID: cfg.ID},
 	}
@@ -177,11 +167,7 @@ func (s *Server) open(ctx context.Context) (*session, PhaseTiming, *ServerError)
 		if serr == nil {
 			s.mu.Lock()
 			s.status.Transport = string(k)
-			if k == transport.KindStdio {
-				s.hash = apps.StdioHash(s.cfg.Command, s.cfg.Args)
-			} else {
-				s.hash = apps.ServerHash(string(k), s.cfg.URL)
-			}
+			s.hash = serverHash(s.cfg, k)
 			s.mu.Unlock()
 			return sess, PhaseTiming{PhaseInitialize, time.Since(start)}, nil
 		}
@@ -206,19 +192,43 @@ func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool
 	sctx, cancel := context.WithCancel(s.life)
 	stopAfter := context.AfterFunc(ctx, cancel)
 	started := time.Now()
-	cs, err := s.client.Connect(sctx, conn.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if !stopAfter() && err == nil {
+	// go-sdk's Connect closes the session when initialize fails, and that close waits for
+	// the transport's teardown (seconds for a process that ignores stdin EOF). So Connect
+	// runs on its own goroutine: when ctx ends first, the teardown finishes in the
+	// background and ctx stays an upper bound on start-up.
+	type connected struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		cs, err := s.client.Connect(sctx, conn.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		done <- connected{cs, err}
+	}()
+	var cs *mcp.ClientSession
+	select {
+	case r := <-done:
+		cs, err = r.cs, r.err
+		if !stopAfter() && err == nil {
+			err = ctx.Err()
+			_ = cs.Close()
+		}
+	case <-ctx.Done():
+		stopAfter()
+		cancel()
 		err = ctx.Err()
-		_ = cs.Close()
+		go func() {
+			if r := <-done; r.cs != nil {
+				_ = r.cs.Close()
+			}
+			_ = conn.Close()
+		}()
+		return nil, false, s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
 	}
 	if err != nil {
 		cancel()
 		_ = conn.Close()
-		phase := PhaseInitialize
-		if !conn.Reached() {
-			phase = PhaseStart
-		}
-		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), s.serverError(phase, s.startErr(ctx, err, started), conn)
+		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
 	}
 	sess := &session{cs: cs, conn: conn, cancel: cancel, dead: make(chan struct{}), started: started}
 	go func() {
@@ -233,6 +243,15 @@ func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool
 	}
 	s.mu.Unlock()
 	return sess, false, nil
+}
+
+// startPhase is the phase a failed start-up ended in: start until the process was started
+// or the endpoint answered, initialize after.
+func (s *Server) startPhase(conn *transport.Conn) Phase {
+	if conn.Reached() {
+		return PhaseInitialize
+	}
+	return PhaseStart
 }
 
 // startErr explains a failed start-up, naming a timeout or cancellation as such.
