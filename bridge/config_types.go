@@ -151,22 +151,27 @@ func RedactURL(raw string) string {
 	if err != nil {
 		return redacted
 	}
-	if u.User != nil {
-		u.User = url.User(redacted)
-	}
+	hadUser := u.User != nil
+	u.User = nil
 	if u.RawQuery != "" {
 		q := u.Query()
-		parts := make([]string, 0, len(q))
 		keys := make([]string, 0, len(q))
 		for k := range q {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		for _, k := range keys {
-			parts = append(parts, url.QueryEscape(k)+"="+redacted)
+		for i, k := range keys {
+			keys[i] = url.QueryEscape(k) + "=" + redacted
 		}
-		u.RawQuery = strings.Join(parts, "&")
+		u.RawQuery = strings.Join(keys, "&")
 	}
 	u.Fragment = ""
-	return u.String()
+	s := u.String()
+	if hadUser {
+		// url.User would percent-encode the mask; put it in by hand after the scheme.
+		if i := strings.Index(s, "://"); i >= 0 {
+			s = s[:i+3] + redacted + "@" + s[i+3:]
+		}
+	}
+	return s
 }
