@@ -1,0 +1,471 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/results"
+)
+
+// The benchmarks of issue 7. Every bridge number has a baseline measured in the same run
+// (raw go-sdk, a single server, or the same work done without the bridge); BENCHMARKS.md at
+// the repository root has the numbers and the command that reproduces them.
+
+// benchTimeout bounds the set-up and every measured loop of a benchmark; it only matters
+// when something hangs.
+const benchTimeout = 5 * time.Minute
+
+func benchContext(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(b.Context(), benchTimeout)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+// callPair is the raw go-sdk call and the bridge Handler call of one add tool.
+type callPair struct {
+	raw, bridge callTool
+}
+
+// callPairs connects a raw go-sdk session and a bridge Server to the same "add" server
+// over in-memory transports and over stdio (two processes of the same binary).
+func callPairs(b *testing.B) []struct {
+	name string
+	open func(b *testing.B) callPair
+} {
+	bin := buildBenchServer(b)
+	return []struct {
+		name string
+		open func(b *testing.B) callPair
+	}{
+		{"inmemory", func(b *testing.B) callPair {
+			ctx := benchContext(b)
+			srv := newBenchServer(0)
+			cs, err := rawInMemory(ctx, srv)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = cs.Close() })
+			s, err := bridge.Dial(ctx, benchInProcess("mem", srv, 0), benchOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close() })
+			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "mem", "add").Handler)}
+		}},
+		{"stdio", func(b *testing.B) callPair {
+			ctx := benchContext(b)
+			cs, err := rawStdio(ctx, bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = cs.Close() })
+			s, err := bridge.Dial(ctx, benchStdio("stdio", bin), benchOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close() })
+			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "stdio", "add").Handler)}
+		}},
+	}
+}
+
+// BenchmarkCall measures one tools/call of "add": the raw go-sdk ClientSession.CallTool
+// (raw) against the bridge's Tool.Handler (bridge: argument check and validation, call,
+// flattening), over in-memory transports and stdio, from 1 and 16 concurrent callers.
+// ns/op is wall time per call, so 1e9/ns/op is the throughput. For in-memory, allocs/op
+// include the go-sdk server's side (the same for raw and bridge).
+func BenchmarkCall(b *testing.B) {
+	for _, tr := range callPairs(b) {
+		b.Run(tr.name, func(b *testing.B) {
+			p := tr.open(b)
+			for _, conc := range []int{1, 16} {
+				b.Run("c"+strconv.Itoa(conc), func(b *testing.B) {
+					for _, side := range []struct {
+						name string
+						call callTool
+					}{{"raw", p.raw}, {"bridge", p.bridge}} {
+						b.Run(side.name, func(b *testing.B) {
+							ctx := benchContext(b)
+							b.ReportAllocs()
+							b.ResetTimer()
+							if err := runConcurrent(ctx, b.N, conc, side.call); err != nil {
+								b.Fatal(err)
+							}
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkCallRatio runs the raw and the bridge calls of BenchmarkCall interleaved, in
+// rounds of up to 256 calls per side (alternating which side goes first), so that both see
+// the same machine load; it reports the bridge's throughput as a fraction of raw
+// ("bridge/raw", target ≥ 0.95) and each side's wall time per call. One op is one raw call
+// plus one bridge call.
+func BenchmarkCallRatio(b *testing.B) {
+	for _, tr := range callPairs(b) {
+		b.Run(tr.name, func(b *testing.B) {
+			p := tr.open(b)
+			for _, conc := range []int{1, 16} {
+				b.Run("c"+strconv.Itoa(conc), func(b *testing.B) {
+					ctx := benchContext(b)
+					const round = 256
+					var rawD, bridgeD time.Duration
+					timed := func(n int, call callTool, d *time.Duration) {
+						start := time.Now()
+						if err := runConcurrent(ctx, n, conc, call); err != nil {
+							b.Fatal(err)
+						}
+						*d += time.Since(start)
+					}
+					b.ResetTimer()
+					for i, done := 0, 0; done < b.N; i++ {
+						n := min(round, b.N-done)
+						if i%2 == 0 {
+							timed(n, p.raw, &rawD)
+							timed(n, p.bridge, &bridgeD)
+						} else {
+							timed(n, p.bridge, &bridgeD)
+							timed(n, p.raw, &rawD)
+						}
+						done += n
+					}
+					b.ReportMetric(float64(rawD.Nanoseconds())/float64(b.N), "raw-ns/call")
+					b.ReportMetric(float64(bridgeD.Nanoseconds())/float64(b.N), "bridge-ns/call")
+					b.ReportMetric(float64(rawD)/float64(bridgeD), "bridge/raw")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkAssembly measures Connect of 16 servers that each take 300 ms to start against
+// Connect of one such server, in one iteration each, and reports "x16/single" (target ≤
+// 1.3). Each Connect includes start, initialize, tools/list and conversion; closing is not
+// timed. stdio: 16 processes of testdata/benchserver -delay 300ms; inprocess: the InProcess
+// factory sleeps 300 ms.
+func BenchmarkAssembly(b *testing.B) {
+	const delay = 300 * time.Millisecond
+	bin := buildBenchServer(b)
+	kinds := []struct {
+		name string
+		cfg  func(id string) bridge.ServerConfig
+	}{
+		{"stdio", func(id string) bridge.ServerConfig {
+			return benchStdio(id, bin, "-delay", delay.String())
+		}},
+		{"inprocess", func() func(id string) bridge.ServerConfig {
+			srv := newBenchServer(0)
+			return func(id string) bridge.ServerConfig { return benchInProcess(id, srv, delay) }
+		}()},
+	}
+	for _, k := range kinds {
+		b.Run(k.name, func(b *testing.B) {
+			ctx := benchContext(b)
+			cfgs := make([]bridge.ServerConfig, 16)
+			for i := range cfgs {
+				cfgs[i] = k.cfg("s" + strconv.Itoa(i))
+			}
+			assemble := func(cfgs []bridge.ServerConfig) time.Duration {
+				start := time.Now()
+				tools, err := bridge.Connect(ctx, cfgs, benchOptions())
+				d := time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(tools) != len(cfgs) {
+					b.Fatalf("%d tools from %d servers", len(tools), len(cfgs))
+				}
+				_ = tools.Close()
+				return d
+			}
+			var single, all time.Duration
+			b.ResetTimer()
+			for range b.N {
+				single += assemble(cfgs[:1])
+				all += assemble(cfgs)
+			}
+			b.ReportMetric(float64(single.Milliseconds())/float64(b.N), "single-ms")
+			b.ReportMetric(float64(all.Milliseconds())/float64(b.N), "x16-ms")
+			b.ReportMetric(float64(all)/float64(single), "x16/single")
+		})
+	}
+}
+
+// footprint is what a set of open sessions holds.
+type footprint struct {
+	heap       int64 // HeapAlloc after GC, beyond the baseline
+	goroutines int   // beyond the baseline
+}
+
+// heapAfterGC returns HeapAlloc after two full collections (the second frees what the
+// first's finalizers released).
+func heapAfterGC() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// waitGoroutines polls until at most max goroutines run or the deadline passes, and
+// returns the last count.
+func waitGoroutines(max int, within time.Duration) int {
+	deadline := time.Now().Add(within)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= max || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an event
+	}
+}
+
+// measure opens something, measures the heap and goroutines it holds, and closes it again,
+// waiting for its goroutines to end.
+func measure(b *testing.B, open func() (keep any, closeAll func())) footprint {
+	base := runtime.NumGoroutine()
+	h0 := heapAfterGC()
+	keep, closeAll := open()
+	h1 := heapAfterGC()
+	g1 := runtime.NumGoroutine()
+	runtime.KeepAlive(keep)
+	closeAll()
+	if n := waitGoroutines(base, 10*time.Second); n > base {
+		b.Fatalf("%d goroutines still running 10s after close (baseline %d)", n, base)
+	}
+	return footprint{heap: h1 - h0, goroutines: g1 - base}
+}
+
+// BenchmarkMemory measures the heap and goroutines held by 16 in-process servers × 100
+// tools (realistic schemas of about 1.5 KB) through one bridge Connect, against 16 raw
+// go-sdk sessions to the same servers that keep their tools/list result, and reports both
+// per server and the bridge's extra per server and per tool (target: extra < 1 MiB per
+// server). "novalidate" is the bridge with Options.DisableValidation, which shows what the
+// compiled argument validators cost. Each op measures all three once.
+func BenchmarkMemory(b *testing.B) {
+	const nServers, nTools = 16, 100
+	ctx := benchContext(b)
+	srvs := make([]*mcp.Server, nServers)
+	for i := range srvs {
+		srvs[i] = newBenchServer(nTools - 1) // add + 99
+	}
+	rawOpen := func() (any, func()) {
+		type held struct {
+			cs    *mcp.ClientSession
+			tools []*mcp.Tool
+		}
+		all := make([]held, nServers)
+		for i, srv := range srvs {
+			cs, err := rawInMemory(ctx, srv)
+			if err != nil {
+				b.Fatal(err)
+			}
+			all[i].cs = cs
+			for t, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				all[i].tools = append(all[i].tools, t)
+			}
+			if len(all[i].tools) != nTools {
+				b.Fatalf("raw session %d listed %d tools", i, len(all[i].tools))
+			}
+		}
+		return all, func() {
+			for _, h := range all {
+				_ = h.cs.Close()
+			}
+		}
+	}
+	bridgeOpen := func(validate bool) func() (any, func()) {
+		return func() (any, func()) {
+			cfgs := make([]bridge.ServerConfig, nServers)
+			for i, srv := range srvs {
+				cfgs[i] = benchInProcess("s"+strconv.Itoa(i), srv, 0)
+			}
+			opts := benchOptions()
+			opts.DisableValidation = !validate
+			tools, err := bridge.Connect(ctx, cfgs, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(tools) != nServers*nTools {
+				b.Fatalf("bridge listed %d tools", len(tools))
+			}
+			return tools, func() { _ = tools.Close() }
+		}
+	}
+	var raw, br, nv footprint
+	b.ResetTimer()
+	for range b.N {
+		r := measure(b, rawOpen)
+		v := measure(b, bridgeOpen(true))
+		n := measure(b, bridgeOpen(false))
+		raw.heap += r.heap
+		raw.goroutines += r.goroutines
+		br.heap += v.heap
+		br.goroutines += v.goroutines
+		nv.heap += n.heap
+		nv.goroutines += n.goroutines
+	}
+	perServer := func(v int64) float64 { return float64(v) / float64(b.N) / nServers }
+	b.ReportMetric(perServer(raw.heap)/1024, "raw-KiB/server")
+	b.ReportMetric(perServer(br.heap)/1024, "bridge-KiB/server")
+	b.ReportMetric(perServer(br.heap-raw.heap)/1024, "extra-KiB/server")
+	b.ReportMetric(perServer(br.heap-raw.heap)/nTools, "extra-B/tool")
+	b.ReportMetric(perServer(nv.heap-raw.heap)/1024, "novalidate-extra-KiB/server")
+	b.ReportMetric(perServer(int64(raw.goroutines)), "raw-goroutines/server")
+	b.ReportMetric(perServer(int64(br.goroutines)), "bridge-goroutines/server")
+}
+
+// BenchmarkFlatten flattens results of 1 MB and 10 MB with the bridge's default cap
+// (results.Flatten, as a Handler does) against json.Marshal of the same result (what a
+// bridge that hands the model the raw result would pay). MB/s equal across sizes and
+// allocs/op independent of size show it linear and allocation-bounded.
+func BenchmarkFlatten(b *testing.B) {
+	for _, size := range []int{1 << 20, 10 << 20} {
+		line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 2) + "\n"
+		text := strings.Repeat(line, size/len(line))
+		rows := make([]any, 0, size/64)
+		for i := range cap(rows) {
+			rows = append(rows, map[string]any{"id": float64(i), "name": "row " + strconv.Itoa(i) + " padding", "ok": i%2 == 0})
+		}
+		structured := map[string]any{"rows": rows}
+		enc, err := json.Marshal(structured)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kinds := []struct {
+			name  string
+			res   *mcp.CallToolResult
+			bytes int
+		}{
+			{"text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, len(text)},
+			{"structured", &mcp.CallToolResult{StructuredContent: structured}, len(enc)},
+		}
+		for _, k := range kinds {
+			name := fmt.Sprintf("%s/%dMB", k.name, size>>20)
+			b.Run(name+"/marshal", func(b *testing.B) {
+				b.SetBytes(int64(k.bytes))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := json.Marshal(k.res); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/flatten", func(b *testing.B) {
+				b.SetBytes(int64(k.bytes))
+				b.ReportAllocs()
+				for b.Loop() {
+					if out, err := results.Flatten(k.res, nil); err != nil || out == "" {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkValidate calls a tool with a large inputSchema (records from $defs plus 300
+// optional properties, about 30 KB) with valid arguments of 1 MB and 10 MB, over in-memory
+// transports: the raw go-sdk CallTool (raw), the bridge Handler with validation off
+// (novalidate) and on (bridge). bridge − novalidate is the validation cost; "jsonschema" is
+// that work done directly with santhosh-tekuri/jsonschema/v6 (decode, then Validate), no
+// call. MB/s equal across sizes shows it linear.
+func BenchmarkValidate(b *testing.B) {
+	ctx := benchContext(b)
+	srv := newLargeSchemaServer()
+	cs, err := rawInMemory(ctx, srv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	handler := func(validate bool) func(context.Context, json.RawMessage) (string, error) {
+		opts := benchOptions()
+		opts.DisableValidation = !validate
+		s, err := bridge.Dial(ctx, benchInProcess("bulk", srv, 0), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		return benchTool(b, s.Tools(), "bulk", "bulk").Handler
+	}
+	novalidate, validate := handler(false), handler(true)
+	sch, err := compileLarge()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []int{1 << 20, 10 << 20} {
+		args := benchLargeArgs(size)
+		want := strconv.Itoa(len(args)) + " bytes"
+		sides := []struct {
+			name string
+			call func(ctx context.Context) (string, error)
+		}{
+			{"raw", func(ctx context.Context) (string, error) {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bulk", Arguments: args})
+				if err != nil {
+					return "", err
+				}
+				return res.Content[0].(*mcp.TextContent).Text, nil
+			}},
+			{"novalidate", func(ctx context.Context) (string, error) { return novalidate(ctx, args) }},
+			{"bridge", func(ctx context.Context) (string, error) { return validate(ctx, args) }},
+			{"jsonschema", func(context.Context) (string, error) {
+				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+				if err != nil {
+					return "", err
+				}
+				if err := sch.Validate(inst); err != nil {
+					return "", err
+				}
+				return want, nil
+			}},
+		}
+		for _, side := range sides {
+			b.Run(fmt.Sprintf("%dMB/%s", size>>20, side.name), func(b *testing.B) {
+				b.SetBytes(int64(len(args)))
+				b.ReportAllocs()
+				for b.Loop() {
+					out, err := side.call(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if out != want {
+						b.Fatalf("got %q, want %q", out, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// compileLarge compiles benchLargeSchema with santhosh-tekuri/jsonschema/v6 the way any
+// validating client would (draft 2020-12, no external references needed).
+func compileLarge() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(benchLargeSchema()))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	const loc = "urn:bench:large"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
