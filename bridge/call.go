@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -241,7 +242,7 @@ func (s *Server) session(ctx context.Context) (*session, error) {
 				s.sess = nil
 				s.failures++
 				s.lastErr = errors.New("the session ended")
-				go sess.close()
+				s.background(func() { _ = sess.close() })
 			default:
 				s.mu.Unlock()
 				return sess, nil
@@ -258,7 +259,7 @@ func (s *Server) session(ctx context.Context) (*session, error) {
 			rc = &redialCall{done: make(chan struct{})}
 			s.redialing = rc
 			s.lastDial = time.Now()
-			go s.runRedial(rc)
+			s.background(func() { s.runRedial(rc) })
 		}
 		s.mu.Unlock()
 		select {
@@ -308,7 +309,7 @@ func (s *Server) redial() error {
 	}
 	listed, raw, err := s.list(ctx, sess)
 	if err != nil {
-		sess.closeWithin(ctx)
+		s.closeWithin(ctx, sess)
 		serr = s.serverError(PhaseList, err, sess.conn)
 		s.log.Warn("reconnect failed", "phase", serr.Phase, "err", serr.Err)
 		return serr
@@ -338,7 +339,7 @@ func (s *Server) died(sess *session, cause error) {
 		s.sess = nil
 		s.failures++
 		s.lastErr = cause
-		go sess.close()
+		s.background(func() { _ = sess.close() })
 	}
 	s.mu.Unlock()
 	s.log.Warn("session lost", "err", cause, "stderr", tail(sess.conn.Stderr()))
@@ -351,17 +352,57 @@ func tail(s string) string {
 	return s
 }
 
-// closeWithin closes the session, waiting for the teardown no longer than ctx allows; the
-// rest of it runs in the background.
-func (sess *session) closeWithin(ctx context.Context) {
+// closeWithin closes sess, waiting for the teardown no longer than ctx allows; the rest of
+// it runs in the background (Close waits for it).
+func (s *Server) closeWithin(ctx context.Context, sess *session) {
 	done := make(chan struct{})
-	go func() {
+	s.background(func() {
 		_ = sess.close()
 		close(done)
-	}()
+	})
 	select {
 	case <-done:
 	case <-ctx.Done():
+	}
+}
+
+// background runs f, a teardown or a redial, on its own goroutine. Close waits for such
+// work (bounded), so that no process the server started outlives Close.
+func (s *Server) background(f func()) {
+	s.bgMu.Lock()
+	s.bgN++
+	s.bgMu.Unlock()
+	go func() {
+		defer func() {
+			s.bgMu.Lock()
+			s.bgN--
+			if s.bgN == 0 && s.bgIdle != nil {
+				close(s.bgIdle)
+				s.bgIdle = nil
+			}
+			s.bgMu.Unlock()
+		}()
+		f()
+	}()
+}
+
+// waitBackground waits until no background work runs, or d passed.
+func (s *Server) waitBackground(d time.Duration) {
+	s.bgMu.Lock()
+	if s.bgN == 0 {
+		s.bgMu.Unlock()
+		return
+	}
+	if s.bgIdle == nil {
+		s.bgIdle = make(chan struct{})
+	}
+	idle := s.bgIdle
+	s.bgMu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
 	}
 }
 
@@ -393,11 +434,15 @@ func (s *Server) Close() error {
 		s.sess = nil
 		s.mu.Unlock()
 		s.stop()
+		// Teardowns of dead sessions and an interrupted redial finish alongside.
+		var wg sync.WaitGroup
+		wg.Go(func() { s.waitBackground(sessionClose) })
 		if sess != nil {
 			if err := sess.close(); err != nil {
 				s.closeErr = fmt.Errorf("server %q: close: %w", s.cfg.ID, err)
 			}
 		}
+		wg.Wait()
 	})
 	return s.closeErr
 }

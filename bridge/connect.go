@@ -158,7 +158,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, g *group) (*Server,
 	listed, raw, err := s.list(ctx, sess)
 	timings = append(timings, PhaseTiming{PhaseList, time.Since(t)})
 	if err != nil {
-		sess.closeWithin(ctx)
+		s.closeWithin(ctx, sess)
 		return fail(s.serverError(PhaseList, err, sess.conn), timings)
 	}
 	s.install(sess, listed, raw)

@@ -45,6 +45,10 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	bgMu   sync.Mutex
+	bgN    int           // background teardowns and redials running
+	bgIdle chan struct{} // closed when bgN drops to 0, for waitBackground
 }
 
 // session is one MCP session over one transport connection.
@@ -217,12 +221,12 @@ func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool
 		stopAfter()
 		cancel()
 		err = ctx.Err()
-		go func() {
+		s.background(func() {
 			if r := <-done; r.cs != nil {
 				_ = r.cs.Close()
 			}
 			_ = conn.Close()
-		}()
+		})
 		return nil, false, s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
 	}
 	if err != nil {
