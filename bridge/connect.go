@@ -165,13 +165,14 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, g *group) (*Server,
 	s.mu.Lock()
 	s.lastDial = time.Now()
 	s.status.Timings = timings
+	transport, visible := s.status.Transport, len(s.pending)
 	s.mu.Unlock()
+	s.log.Debug("mcp server connected", "tools", visible, "transport", transport)
 	if o.OnStatus != nil {
 		st := s.Status()
 		st.Tools = s.build(newNamer(), false)
 		o.OnStatus(st)
 	}
-	s.log.Debug("mcp server connected", "tools", len(s.pending), "transport", s.status.Transport)
 	return s, nil
 }
 

@@ -347,6 +347,9 @@ func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			Meta         json.RawMessage `json:"_meta"`
 			OutputSchema json.RawMessage `json:"outputSchema"`
+			Execution    struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
 		}
 		if r, ok := raw[t.Name]; ok {
 			_ = json.Unmarshal(r, &parts)
@@ -364,6 +367,11 @@ func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map
 		schema, err := checkSchema(parts.InputSchema)
 		if err != nil {
 			problem(t.Name, err.Error(), true)
+			continue
+		}
+		if parts.Execution.TaskSupport == "required" {
+			// A plain tools/call is refused by the server; offering it would only fail.
+			problem(t.Name, `execution.taskSupport is "required": the tool can only run as an MCP task, which mcpbridge does not support`, true)
 			continue
 		}
 		rt := &remoteTool{name: t.Name, tool: t, schema: schema, meta: parts.Meta, outputSchema: parts.OutputSchema}
