@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,4 +153,47 @@ func ExampleTools_ProxyHandler() {
 	// model reads: It is noon.
 	// frontend renders: ui://clock/app.html from server true
 	// 200 <p>clock</p>
+}
+
+func TestUIResourceCache(t *testing.T) {
+	var reads atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ui", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://x/app.html"}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("shown"), nil })
+	for _, uri := range []string{"ui://x/app.html", "file:///data.txt"} {
+		srv.AddResource(&mcp.Resource{URI: uri, Name: uri},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				n := reads.Add(1)
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: fmt.Sprint("read ", n)}}}, nil
+			})
+	}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	for _, ttl := range []time.Duration{0, time.Hour} {
+		reads.Store(0)
+		opts := quiet()
+		opts.UIResourceCacheTTL = ttl
+		tools, err := connect(t, []bridge.ServerConfig{{ID: "ui", URL: ts.URL}}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := tools[0].Server
+		ctx := ctxT(t, 10*time.Second)
+		for range 3 {
+			if _, err := s.ReadResource(ctx, "ui://x/app.html"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ReadResource(ctx, "file:///data.txt"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := int64(6)
+		if ttl > 0 {
+			want = 4 // the ui:// resource once, the other every time
+		}
+		if got := reads.Load(); got != want {
+			t.Errorf("TTL %s: server saw %d reads, want %d", ttl, got, want)
+		}
+	}
 }

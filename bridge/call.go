@@ -116,14 +116,22 @@ func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMess
 	return res, err
 }
 
-// ReadResource reads a resource (for MCP Apps, the ui:// HTML) from the server.
+// ReadResource reads a resource (for MCP Apps, the ui:// HTML) from the server. With
+// Options.UIResourceCacheTTL set, ui:// results are served from a small per-server cache
+// (emptied when the session is redialled); callers must not modify a returned result.
 func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	if res := s.cachedUI(uri); res != nil {
+		return res, nil
+	}
 	var res *mcp.ReadResourceResult
 	err := s.do(ctx, "resources/read", fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session) error {
 		var err error
 		res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
 	})
+	if err == nil {
+		s.cacheUI(uri, res)
+	}
 	return res, err
 }
 

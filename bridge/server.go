@@ -43,6 +43,8 @@ type Server struct {
 	tools     Tools                  // the model-visible tools, named
 	status    ServerStatus
 
+	uiCache map[string]cachedResource // ui:// resources by URI, when Options.UIResourceCacheTTL > 0
+
 	closeOnce sync.Once
 	closeErr  error
 
@@ -455,6 +457,7 @@ func (s *Server) install(sess *session, listed []*mcp.Tool, raw map[string]json.
 	}
 	s.remote = remote
 	s.sess = sess
+	clear(s.uiCache)
 	s.status.AppOnly = appOnly
 	s.status.Problems = problems
 	if s.tools == nil {

@@ -41,6 +41,10 @@ type Options struct {
 	// OnStatus, when set, is called once per configured server as soon as its start-up
 	// finished (successfully or not), from the goroutine that dialled it.
 	OnStatus func(ServerStatus)
+	// UIResourceCacheTTL, when positive, caches ui:// resources read through
+	// Server.ReadResource and Tools.Proxy for that long (at most 32 per server; emptied when
+	// a session is redialled). MCP Apps hosts may prefetch and cache UI resources.
+	UIResourceCacheTTL time.Duration
 	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
 	ClientInfo *mcp.Implementation
 }
