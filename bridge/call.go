@@ -24,8 +24,8 @@ func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage
 		return "", err
 	}
 	a, err := normalizeArgs(args)
-	if err == nil && rt.validator != nil {
-		err = validateArgs(rt.validator, a)
+	if sch := rt.validator.get(); err == nil && sch != nil {
+		err = validateArgs(sch, a)
 	}
 	if err != nil {
 		return "", fmt.Errorf("tool %q (server %q): %w", remote, s.cfg.ID, err)
@@ -34,8 +34,8 @@ func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage
 	if err != nil {
 		return "", err
 	}
-	if rt.outValidator != nil && res.StructuredContent != nil && !res.IsError {
-		if verr := rt.outValidator.Validate(toSchemaValue(res.StructuredContent)); verr != nil {
+	if sch := rt.outValidator.get(); sch != nil && res.StructuredContent != nil && !res.IsError {
+		if verr := sch.Validate(toSchemaValue(res.StructuredContent)); verr != nil {
 			s.log.Warn("structuredContent does not match the tool's outputSchema", "tool", remote, "err", oneLine(verr.Error()))
 		}
 	}

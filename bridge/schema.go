@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -74,6 +75,32 @@ func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile(loc)
+}
+
+// lazySchema is a schema known to compile, compiled again on first use and then kept.
+// Assembly compiles every schema once to report problems and drops the result: a compiled
+// schema costs about 20 KB per tool, and a model calls few of the tools it is offered.
+type lazySchema struct {
+	raw  json.RawMessage
+	once sync.Once
+	sch  *jsonschema.Schema
+}
+
+// checkedSchema compiles raw to find problems and returns a lazySchema for it.
+func checkedSchema(raw json.RawMessage) (*lazySchema, error) {
+	if _, err := compileSchema(raw); err != nil {
+		return nil, err
+	}
+	return &lazySchema{raw: raw}, nil
+}
+
+// get returns the compiled schema, or nil for a nil lazySchema.
+func (l *lazySchema) get() *jsonschema.Schema {
+	if l == nil {
+		return nil
+	}
+	l.once.Do(func() { l.sch, _ = compileSchema(l.raw) })
+	return l.sch
 }
 
 // normalizeArgs turns the model's arguments into the JSON object sent to the server:

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -72,8 +71,8 @@ type remoteTool struct {
 	schema       json.RawMessage // inputSchema as sent (plus the properties:{} fix)
 	meta         json.RawMessage
 	outputSchema json.RawMessage
-	validator    *jsonschema.Schema // nil: validation off for this tool
-	outValidator *jsonschema.Schema
+	validator    *lazySchema // nil: validation off for this tool
+	outValidator *lazySchema
 	ui           apps.ToolUI
 	gone         bool // the server stopped offering it after a redial
 }
@@ -383,11 +382,11 @@ func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map
 			problem(t.Name, "MCP Apps metadata: "+p, false)
 		}
 		if !s.opts.DisableValidation {
-			if rt.validator, err = compileSchema(schema); err != nil {
+			if rt.validator, err = checkedSchema(schema); err != nil {
 				problem(t.Name, "inputSchema does not compile, arguments are not validated: "+oneLine(err.Error()), false)
 			}
 			if len(parts.OutputSchema) > 0 {
-				if rt.outValidator, err = compileSchema(parts.OutputSchema); err != nil {
+				if rt.outValidator, err = checkedSchema(parts.OutputSchema); err != nil {
 					problem(t.Name, "outputSchema does not compile: "+oneLine(err.Error()), false)
 				}
 			}
