@@ -95,7 +95,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	rt, err := s.remoteTool(name)
 	if err != nil {
 		// Not in the listing (filtered, or new): still let the server answer.
-		rt = &remoteTool{name: name, tool: &mcp.Tool{Name: name}}
+		rt = newRemoteTool(&mcp.Tool{Name: name})
 	}
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
@@ -105,7 +105,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 
 func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
-	err := s.do(ctx, PhaseCall, "tool "+fmt.Sprintf("%q", rt.name), rt.retryable(), func(ctx context.Context, sess *session) error {
+	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return fmt.Errorf("server %q no longer offers tool %q (it was missing after the server reconnected)", s.cfg.ID, rt.name)
 		}

@@ -67,6 +67,7 @@ type session struct {
 // remoteTool is one tool as the server listed it, with what the bridge derived from it.
 type remoteTool struct {
 	name         string
+	label        string // `tool "<name>"`, for errors (built once, not per call)
 	tool         *mcp.Tool
 	schema       json.RawMessage // inputSchema as sent (plus the properties:{} fix)
 	meta         json.RawMessage
@@ -75,6 +76,10 @@ type remoteTool struct {
 	outValidator *lazySchema
 	ui           apps.ToolUI
 	gone         bool // the server stopped offering it after a redial
+}
+
+func newRemoteTool(t *mcp.Tool) *remoteTool {
+	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: t}
 }
 
 // retryable reports whether a call that may have reached the server can be sent again.
@@ -375,7 +380,8 @@ func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map
 			problem(t.Name, `execution.taskSupport is "required": the tool can only run as an MCP task, which mcpbridge does not support`, true)
 			continue
 		}
-		rt := &remoteTool{name: t.Name, tool: t, schema: schema, meta: parts.Meta, outputSchema: parts.OutputSchema}
+		rt := newRemoteTool(t)
+		rt.schema, rt.meta, rt.outputSchema = schema, parts.Meta, parts.OutputSchema
 		var uiProblems []string
 		rt.ui, uiProblems = apps.ParseToolUI(t.Meta)
 		for _, p := range uiProblems {

@@ -304,6 +304,9 @@ func (c *Conn) teardown() error {
 		}
 		return c.stopProcess(proc)
 	}
+	if c.rt != nil && c.rt.own != nil {
+		defer c.rt.own.CloseIdleConnections()
+	}
 	if inner == nil {
 		return nil
 	}

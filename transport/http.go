@@ -32,15 +32,29 @@ type roundTripper struct {
 
 	reached  atomic.Bool
 	fallback atomic.Bool
+
+	// own is the transport this connection created for itself (no Spec.HTTPClient
+	// transport given); Close releases its idle connections.
+	own *http.Transport
 }
+
+// maxIdlePerHost keeps enough idle connections for concurrent tool calls to one server:
+// http.DefaultTransport keeps 2, so 32 concurrent callers would keep dialling.
+const maxIdlePerHost = 64
 
 // newRoundTripper builds the RoundTripper for s.
 func newRoundTripper(s Spec, k Kind, ep *endpoint, cp *capture) *roundTripper {
+	var own *http.Transport
 	base := http.DefaultTransport
 	if s.HTTPClient != nil && s.HTTPClient.Transport != nil {
 		base = s.HTTPClient.Transport
+	} else if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		own = dt.Clone()
+		own.MaxIdleConnsPerHost = maxIdlePerHost
+		base = own
 	}
 	rt := &roundTripper{
+		own:      own,
 		base:     base,
 		ep:       ep,
 		headers:  make(http.Header, len(s.Headers)),
