@@ -64,7 +64,13 @@ type Tool struct {
 	// no "properties" key, such as {"type":"object"}, gains "properties":{} because several
 	// model APIs reject it otherwise.
 	Parameters json.RawMessage `json:"parameters"`
-	// Handler calls the tool and returns the text the model reads. See Server.Tools.
+	// Handler calls the tool and returns the text the model reads (see package results).
+	// args empty, null or "" mean {}; arguments that are not an object or do not match
+	// Parameters give an error wrapping ErrInvalidArguments without contacting the server.
+	// A tool's own failure (isError) returns the flattened text together with a
+	// *results.ToolError carrying the same text; transport and protocol failures return a
+	// *ServerError naming server, phase and tool. Safe for concurrent use; cancelling ctx
+	// cancels the call on the server.
 	Handler func(ctx context.Context, args json.RawMessage) (string, error) `json:"-"`
 
 	// Server is the connection this tool came from.
