@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -547,5 +548,56 @@ func TestInProcessServer(t *testing.T) {
 	bad := bridge.ServerConfig{ID: "both", Command: "x", InProcess: cfg.InProcess}
 	if _, err := bridge.Dial(ctxT(t, 5*time.Second), bad, quiet()); err == nil || !strings.Contains(err.Error(), "neither command nor url") {
 		t.Errorf("Dial with command and InProcess: %v", err)
+	}
+}
+
+func TestProgressReachesTheCaller(t *testing.T) {
+	for _, typ := range []string{"stdio", "http"} {
+		t.Run(typ, func(t *testing.T) {
+			cfg := stdioConfig(t, "p", "progress")
+			if typ == "http" {
+				cfg = httpConfig(t, "p", "progress", "http", nil)
+			}
+			tools, err := connect(t, []bridge.ServerConfig{cfg}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := byName(t, tools, "steps")
+			// Without WithProgress no token is sent.
+			if out, err := steps.Handler(ctxT(t, 10*time.Second), nil); err != nil || out != "no token" {
+				t.Fatalf("plain call = %q, %v", out, err)
+			}
+			var mu sync.Mutex
+			var got []bridge.Progress
+			ctx := bridge.WithProgress(ctxT(t, 10*time.Second), func(p bridge.Progress) {
+				mu.Lock()
+				got = append(got, p)
+				mu.Unlock()
+			})
+			if out, err := steps.Handler(ctx, nil); err != nil || out != "done" {
+				t.Fatalf("call = %q, %v", out, err)
+			}
+			// Notifications are handled on their own goroutine and may trail the result.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				mu.Lock()
+				n := len(got)
+				mu.Unlock()
+				if n == 3 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 3 {
+				t.Fatalf("got %d progress notifications, want 3: %+v", len(got), got)
+			}
+			for i, p := range got {
+				if p.Server != "p" || p.Tool != "steps" || p.Progress != float64(i+1) || p.Total != 3 || p.Message != fmt.Sprintf("step %d", i+1) {
+					t.Errorf("progress %d = %+v", i, p)
+				}
+			}
+		})
 	}
 }

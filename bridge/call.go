@@ -109,8 +109,14 @@ func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMess
 		if s.gone(rt.name) {
 			return fmt.Errorf("server %q no longer offers tool %q (it was missing after the server reconnected)", s.cfg.ID, rt.name)
 		}
+		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
+		if fn := progressFunc(ctx); fn != nil {
+			tok, done := s.progress.register(rt.name, fn)
+			defer done()
+			params.SetProgressToken(tok)
+		}
 		var err error
-		res, err = sess.cs.CallTool(ctx, &mcp.CallToolParams{Name: rt.name, Arguments: args})
+		res, err = sess.cs.CallTool(ctx, params)
 		return err
 	})
 	return res, err

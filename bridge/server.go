@@ -42,6 +42,8 @@ type Server struct {
 	tools     Tools                  // the model-visible tools, named
 	status    ServerStatus
 
+	progress progressRoutes // progress tokens of calls in flight
+
 	uiCache map[string]cachedResource // ui:// resources by URI, when Options.UIResourceCacheTTL > 0
 
 	closeOnce sync.Once
@@ -114,9 +116,11 @@ func newServer(cfg ServerConfig, o *options, g *group) *Server {
 	if !o.DisableAppsExtension {
 		caps.AddExtension(apps.ExtensionID, apps.ClientCapability())
 	}
+	s.progress.server = cfg.ID
 	s.client = mcp.NewClient(o.ClientInfo, &mcp.ClientOptions{
-		Logger:       log,
-		Capabilities: caps,
+		Logger:                      log,
+		Capabilities:                caps,
+		ProgressNotificationHandler: s.progress.deliver,
 	})
 	return s
 }

@@ -161,6 +161,20 @@ func newFixture(name string, c *counters) *mcp.Server {
 			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ui://time/app.html", MIMEType: "text/html;profile=mcp-app", Text: "<html>time</html>"}}}, nil
 			})
+	case "progress":
+		add(&mcp.Tool{Name: "steps", Description: "Reports progress.", InputSchema: json.RawMessage(emptySchema)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				tok := req.Params.GetProgressToken()
+				if tok == nil {
+					return text("no token"), nil
+				}
+				for i := 1; i <= 3; i++ {
+					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)}); err != nil {
+						return nil, err
+					}
+				}
+				return text("done"), nil
+			})
 	case "paged":
 		for i := range 10 {
 			n := fmt.Sprintf("t%02d", i)

@@ -240,6 +240,40 @@ func TestEverythingStdio(t *testing.T) {
 		}
 	})
 
+	t.Run("progress of a long-running operation reaches the caller", func(t *testing.T) {
+		tool := findTool(t, tools, "everything", "trigger-long-running-operation")
+		var mu sync.Mutex
+		var got []bridge.Progress
+		pctx := bridge.WithProgress(ctx, func(p bridge.Progress) {
+			mu.Lock()
+			got = append(got, p)
+			mu.Unlock()
+		})
+		if _, err := tool.Handler(pctx, json.RawMessage(`{"duration":1,"steps":3}`)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			n := len(got)
+			mu.Unlock()
+			if n >= 3 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 3 {
+			t.Fatalf("progress notifications = %+v, want 3", got)
+		}
+		for i, p := range got {
+			if p.Server != "everything" || p.Tool != "trigger-long-running-operation" || p.Progress != float64(i+1) || p.Total != 3 {
+				t.Errorf("progress %d = %+v", i, p)
+			}
+		}
+	})
+
 	t.Run("cancellation returns promptly and the next call works", func(t *testing.T) {
 		tool := findTool(t, tools, "everything", "trigger-long-running-operation")
 		callCtx, cancel := context.WithCancel(ctx)

@@ -1,0 +1,81 @@
+package bridge
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress is one progress notification from a server about a running tool call.
+type Progress struct {
+	Server   string  // server ID
+	Tool     string  // the tool's name on the server
+	Progress float64 // increases as work is done
+	Total    float64 // 0 when unknown
+	Message  string
+}
+
+type progressKey struct{}
+
+// WithProgress returns a context under which tool calls (Handler, Server.CallTool and
+// proxied tools/call) ask the server for progress notifications and pass each one to fn.
+// fn runs on the session's notification goroutine and must return quickly. go-sdk handles
+// notifications apart from responses, so some may reach fn shortly after the call returned;
+// those arriving more than progressLinger (2s) after it are dropped.
+func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func progressFunc(ctx context.Context) func(Progress) {
+	fn, _ := ctx.Value(progressKey{}).(func(Progress))
+	return fn
+}
+
+// progressRoutes maps the progress tokens of a server's calls in flight to their callbacks.
+// go-sdk has one progress handler per client, so the server routes by token itself.
+type progressRoutes struct {
+	server string
+	next   atomic.Int64
+	m      sync.Map // token string -> progressRoute
+}
+
+type progressRoute struct {
+	tool string
+	fn   func(Progress)
+}
+
+// progressLinger is how long a call's token stays routed after the call returned, for
+// notifications the server sent before its response but go-sdk delivers after it.
+const progressLinger = 2 * time.Second
+
+// register gives a call of tool its own token; the returned func, called when the call
+// returns, unregisters it after progressLinger.
+func (r *progressRoutes) register(tool string, fn func(Progress)) (string, func()) {
+	tok := "mcpbridge-" + strconv.FormatInt(r.next.Add(1), 10)
+	r.m.Store(tok, progressRoute{tool: tool, fn: fn})
+	return tok, func() { time.AfterFunc(progressLinger, func() { r.m.Delete(tok) }) }
+}
+
+// deliver is the client's ProgressNotificationHandler.
+func (r *progressRoutes) deliver(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := r.m.Load(tok)
+	if !ok {
+		return
+	}
+	route := v.(progressRoute)
+	route.fn(Progress{
+		Server:   r.server,
+		Tool:     route.tool,
+		Progress: req.Params.Progress,
+		Total:    req.Params.Total,
+		Message:  req.Params.Message,
+	})
+}
