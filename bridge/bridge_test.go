@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/results"
@@ -599,5 +602,87 @@ func TestProgressReachesTheCaller(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The client advertises the MCP Apps extension unless told not to.
+func TestAppsExtensionCapability(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		seen := make(chan map[string]any, 1)
+		srv := mcp.NewServer(&mcp.Implementation{Name: "caps", Version: "1"}, &mcp.ServerOptions{
+			InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+				seen <- req.Session.InitializeParams().Capabilities.Extensions
+			},
+		})
+		srv.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		t.Cleanup(ts.Close)
+		opts := quiet()
+		opts.DisableAppsExtension = off
+		if _, err := connect(t, []bridge.ServerConfig{{ID: "caps", URL: ts.URL}}, opts); err != nil {
+			t.Fatal(err)
+		}
+		var ext map[string]any
+		select {
+		case ext = <-seen:
+		case <-time.After(10 * time.Second):
+			t.Fatal("server never saw initialized")
+		}
+		ui, ok := ext[apps.ExtensionID].(map[string]any)
+		switch {
+		case off && ok:
+			t.Errorf("DisableAppsExtension: extension still advertised: %v", ext)
+		case !off && (!ok || fmt.Sprint(ui["mimeTypes"]) != "[text/html;profile=mcp-app]"):
+			t.Errorf("extensions = %v, want %s with mimeTypes [text/html;profile=mcp-app]", ext, apps.ExtensionID)
+		}
+	}
+}
+
+func TestDuplicateServerIDs(t *testing.T) {
+	tools, err := connect(t, []bridge.ServerConfig{
+		inProcessConfig(t, "same", "basic", nil),
+		inProcessConfig(t, "same", "clash", nil),
+		{Command: "x"},
+	}, nil)
+	var se *bridge.ServerError
+	if !errors.As(err, &se) || se.Phase != bridge.PhaseConfig || !strings.Contains(err.Error(), `duplicate server ID "same"`) || !strings.Contains(err.Error(), "has no ID") {
+		t.Errorf("err = %v", err)
+	}
+	for _, tool := range tools {
+		if tool.Server.Config().Command != "" || tool.RemoteName == "my.tool" {
+			t.Errorf("tool %s of a rejected server offered", tool.Name)
+		}
+	}
+}
+
+// A result whose structuredContent does not match the tool's outputSchema is still given to
+// the model, with a warning in the log.
+func TestOutputSchemaMismatchIsWarned(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "out", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "weather", InputSchema: json.RawMessage(`{"type":"object"}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"temp": "warm"}}, nil
+		})
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	cfg := bridge.ServerConfig{ID: "out", InProcess: func() (mcp.Transport, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		_, err := srv.Connect(context.Background(), st, nil)
+		return ct, err
+	}}
+	tools, err := connect(t, []bridge.ServerConfig{cfg}, &bridge.Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tools[0].Handler(ctxT(t, 10*time.Second), nil)
+	if err != nil || out != `{"temp":"warm"}` {
+		t.Errorf("out = %q, %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "does not match the tool's outputSchema") || !strings.Contains(buf.String(), "tool=weather") {
+		t.Errorf("no outputSchema warning in log:\n%s", buf.String())
 	}
 }
