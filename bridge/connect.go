@@ -31,7 +31,10 @@ func ConnectServers(cfgs []ServerConfig) Tools {
 // fails, Connect closes every server and returns no tools.
 //
 // ctx bounds start-up only (with each server's ConnectTimeout); the sessions outlive it.
-// Close the returned Tools when done.
+// Close the returned Tools when done. When no server offers the model a single tool, the
+// result is empty and Connect closes every server itself, since an empty set could not
+// close them (a server whose tools are all app-only is then unreachable for its App too;
+// use Dial for such a server on its own).
 func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (Tools, error) {
 	o := resolve(opts)
 	g := &group{}
