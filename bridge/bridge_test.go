@@ -686,3 +686,40 @@ func TestOutputSchemaMismatchIsWarned(t *testing.T) {
 		t.Errorf("no outputSchema warning in log:\n%s", buf.String())
 	}
 }
+
+// Problems with a server's tools are warned once, not again on every redial.
+func TestToolProblemsWarnedOnce(t *testing.T) {
+	srv := newFixture("apps", nil)
+	cfg := bridge.ServerConfig{ID: "ui", InProcess: func() (mcp.Transport, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		_, err := srv.Connect(context.Background(), st, nil)
+		return ct, err
+	}}
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	tools, err := connect(t, []bridge.ServerConfig{cfg}, &bridge.Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	getTime := byName(t, tools, "get-time")
+	for round := range 3 {
+		for ss := range srv.Sessions() {
+			_ = ss.Close() // the server drops the session: the next request redials
+		}
+		// Ping is safe to retry, so it redials whatever state the old session is in.
+		if err := getTime.Server.Ping(ctxT(t, 10*time.Second)); err != nil {
+			t.Fatalf("round %d: ping: %v", round, err)
+		}
+		if _, err := getTime.Handler(ctxT(t, 10*time.Second), nil); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(buf.String(), "reconnecting"); n < 3 {
+		t.Fatalf("%d reconnects, want 3:\n%s", n, buf.String())
+	}
+	if n := strings.Count(buf.String(), "MCP Apps metadata"); n != 1 {
+		t.Errorf("the model-only tool's metadata problem was logged %d times, want once:\n%s", n, buf.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -339,11 +340,6 @@ func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map
 	var problems []ToolProblem
 	problem := func(tool, msg string, skipped bool) {
 		problems = append(problems, ToolProblem{Tool: tool, Problem: msg, Skipped: skipped})
-		if skipped {
-			s.log.Warn("tool skipped", "tool", tool, "problem", msg)
-		} else {
-			s.log.Warn("tool problem", "tool", tool, "problem", msg)
-		}
 	}
 	for _, t := range tools {
 		if t == nil || !s.wanted(t.Name) {
@@ -468,6 +464,17 @@ func (s *Server) install(sess *session, listed []*mcp.Tool, raw map[string]json.
 	s.sess = sess
 	clear(s.uiCache)
 	s.status.AppOnly = appOnly
+	// Warn once per problem: a redial lists the same tools again.
+	for _, p := range problems {
+		if slices.Contains(s.status.Problems, p) {
+			continue
+		}
+		if p.Skipped {
+			s.log.Warn("tool skipped", "tool", p.Tool, "problem", p.Problem)
+		} else {
+			s.log.Warn("tool problem", "tool", p.Tool, "problem", p.Problem)
+		}
+	}
 	s.status.Problems = problems
 	if s.tools == nil {
 		s.pending = model
