@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -721,5 +722,57 @@ func TestToolProblemsWarnedOnce(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), "MCP Apps metadata"); n != 1 {
 		t.Errorf("the model-only tool's metadata problem was logged %d times, want once:\n%s", n, buf.String())
+	}
+}
+
+// A server that changes its tools while connected: removed tools fail clearly, changed
+// schemas are validated anew, added tools are callable through the server.
+func TestToolListChanged(t *testing.T) {
+	srv := newFixture("basic", nil)
+	cfg := bridge.ServerConfig{ID: "live", InProcess: func() (mcp.Transport, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		_, err := srv.Connect(context.Background(), st, nil)
+		return ct, err
+	}}
+	changes := make(chan bridge.ToolsChange, 8)
+	opts := quiet()
+	opts.OnToolsChanged = func(c bridge.ToolsChange) { changes <- c }
+	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.RemoveTools("echo")
+	srv.AddTool(&mcp.Tool{Name: "add", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("new add"), nil })
+	srv.AddTool(&mcp.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("fresh"), nil })
+	var added, removed []string
+	deadline := time.After(10 * time.Second)
+	for !slices.Contains(added, "fresh") || !slices.Contains(removed, "echo") {
+		select {
+		case c := <-changes:
+			if c.Server != "live" {
+				t.Errorf("change from %q", c.Server)
+			}
+			added, removed = append(added, c.Added...), append(removed, c.Removed...)
+		case <-deadline:
+			t.Fatalf("changes seen: added %v removed %v", added, removed)
+		}
+	}
+	ctx := ctxT(t, 10*time.Second)
+	if _, err := byName(t, tools, "echo").Handler(ctx, json.RawMessage(`{"z":"x"}`)); err == nil || !strings.Contains(err.Error(), `no longer offers tool "echo"`) {
+		t.Errorf("removed tool: %v", err)
+	}
+	if out, err := byName(t, tools, "add").Handler(ctx, json.RawMessage(`{"a":"text"}`)); err != nil || out != "new add" {
+		t.Errorf("changed schema: %q, %v (validated against the old schema?)", out, err)
+	}
+	res, err := tools[0].Server.CallTool(ctx, "fresh", nil)
+	if err != nil || res.IsError {
+		t.Errorf("added tool through CallTool: %+v, %v", res, err)
+	}
+	for _, tool := range tools {
+		if tool.RemoteName == "fresh" {
+			t.Error("an added tool joined the model's fixed list")
+		}
 	}
 }

@@ -44,6 +44,7 @@ type Server struct {
 	status    ServerStatus
 
 	progress progressRoutes // progress tokens of calls in flight
+	relist   relistState    // re-listing after tools/list_changed
 
 	uiCache map[string]cachedResource // ui:// resources by URI, when Options.UIResourceCacheTTL > 0
 
@@ -122,6 +123,9 @@ func newServer(cfg ServerConfig, o *options, g *group) *Server {
 		Logger:                      log,
 		Capabilities:                caps,
 		ProgressNotificationHandler: s.progress.deliver,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.relistSoon()
+		},
 	})
 	return s
 }
@@ -450,16 +454,37 @@ func marshalNoEscape(v any) json.RawMessage {
 // install makes sess the live session with a fresh listing. Tools named before keep their
 // names; tools no longer listed are marked gone.
 func (s *Server) install(sess *session, listed []*mcp.Tool, raw map[string]json.RawMessage) {
+	s.apply(sess, nil, listed, raw)
+}
+
+// apply converts a listing and makes it the server's, with sess as the live session. When
+// onlyIf is set, the listing is applied only while onlyIf is still the live session (a
+// re-list after tools/list_changed must not undo a redial that happened meanwhile). It
+// returns the server's tool names that appeared and disappeared, and whether it applied.
+func (s *Server) apply(sess, onlyIf *session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
 	remote, model, appOnly, problems := s.convert(listed, raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if onlyIf != nil && s.sess != onlyIf {
+		return nil, nil, false
+	}
+	for name, rt := range remote {
+		if old := s.remote[name]; old == nil || old.gone {
+			added = append(added, rt.name)
+		}
+	}
 	for name, old := range s.remote {
 		if _, ok := remote[name]; !ok {
+			if !old.gone {
+				removed = append(removed, name)
+			}
 			gone := *old
 			gone.gone = true
 			remote[name] = &gone
 		}
 	}
+	slices.Sort(added)
+	slices.Sort(removed)
 	s.remote = remote
 	s.sess = sess
 	clear(s.uiCache)
@@ -479,6 +504,7 @@ func (s *Server) install(sess *session, listed []*mcp.Tool, raw map[string]json.
 	if s.tools == nil {
 		s.pending = model
 	}
+	return added, removed, true
 }
 
 // build names the server's model-visible tools with n (in listing order) and returns them.

@@ -38,6 +38,9 @@ type Options struct {
 	// tool with the activity a frontend renderer reads. It runs on the caller's goroutine
 	// before the Handler returns.
 	OnAppResult func(ctx context.Context, activity apps.Activity)
+	// OnToolsChanged, when set, is called after a server announced a changed tool list and
+	// the bridge re-listed it (see ToolsChange), from a background goroutine.
+	OnToolsChanged func(ToolsChange)
 	// OnStatus, when set, is called once per configured server as soon as its start-up
 	// finished (successfully or not), from the goroutine that dialled it.
 	OnStatus func(ServerStatus)

@@ -1,0 +1,81 @@
+package bridge
+
+import (
+	"context"
+	"sync"
+)
+
+// ToolsChange reports that a server changed its tool list (notifications/tools/list_changed)
+// and the bridge re-listed it. Added and Removed are the server's own tool names.
+//
+// The model-visible Tools from Connect stay as they were: removed tools now fail with a
+// clear error, changed tools are validated against their new schemas, and added tools are
+// callable through Server.CallTool and the App proxy but only reach the model after the host
+// connects again. A host that wants the new list can do that from OnToolsChanged.
+type ToolsChange struct {
+	Server  string
+	Added   []string
+	Removed []string
+}
+
+// relistState coalesces list_changed notifications: one re-list at a time, and one more
+// after it when notifications arrived meanwhile.
+type relistState struct {
+	mu      sync.Mutex
+	running bool
+	again   bool
+}
+
+// relistSoon re-lists the server's tools in the background after a list_changed
+// notification.
+func (s *Server) relistSoon() {
+	s.relist.mu.Lock()
+	defer s.relist.mu.Unlock()
+	if s.life.Err() != nil {
+		return
+	}
+	if s.relist.running {
+		s.relist.again = true
+		return
+	}
+	s.relist.running = true
+	s.background(func() {
+		for {
+			s.relistOnce()
+			s.relist.mu.Lock()
+			if !s.relist.again || s.life.Err() != nil {
+				s.relist.running = false
+				s.relist.mu.Unlock()
+				return
+			}
+			s.relist.again = false
+			s.relist.mu.Unlock()
+		}
+	})
+}
+
+func (s *Server) relistOnce() {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil {
+		return // a redial will list afresh
+	}
+	ctx, cancel := context.WithTimeout(s.life, s.opts.connectTimeout(s.cfg))
+	defer cancel()
+	listed, raw, err := s.list(ctx, sess)
+	if err != nil {
+		if s.life.Err() == nil {
+			s.log.Warn("re-listing tools after list_changed failed", "err", err)
+		}
+		return
+	}
+	added, removed, ok := s.apply(sess, sess, listed, raw)
+	if !ok || (len(added) == 0 && len(removed) == 0) {
+		return
+	}
+	s.log.Info("server changed its tools", "added", added, "removed", removed)
+	if s.opts.OnToolsChanged != nil {
+		s.opts.OnToolsChanged(ToolsChange{Server: s.cfg.ID, Added: added, Removed: removed})
+	}
+}
