@@ -13,6 +13,7 @@ type ServerError struct {
 	Stderr string
 }
 
+// Error names the server, the phase and the cause.
 func (e *ServerError) Error() string {
 	return fmt.Sprintf("mcp server %q: %s: %v", e.Server, e.Phase, e.Err)
 }
