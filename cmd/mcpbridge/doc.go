@@ -2,11 +2,11 @@
 //
 // Usage:
 //
-//	mcpbridge probe FILE [--json] [-v] [--timeout D]   dial every server, report what works
-//	mcpbridge tools FILE [--json] [-v] [--timeout D]   the tools exactly as a model sees them
-//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D] call one tool, print what the model reads
-//	mcpbridge version
-//	mcpbridge help [COMMAND]
+//	mcpbridge probe FILE [--json] [-v] [--timeout D]      dial every server and report what works
+//	mcpbridge tools FILE [--json] [-v] [--timeout D]      list the tools exactly as a model sees them
+//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]  call one tool, print what the model reads
+//	mcpbridge version                                     print the version
+//	mcpbridge help [COMMAND]                              show help for mcpbridge or one command
 //
 // FILE is a servers file in any of the ecosystem's dialects (Claude Desktop, Cursor, VS Code,
 // Windsurf, Gemini CLI, mcphost, the bridge's own servers.yaml); see bridge.ReadConfig.

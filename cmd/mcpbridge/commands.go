@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The command table. Everything the CLI says about its own usage comes from commands():
+// "mcpbridge help", each command's -h, argument-count errors, and the synopsis blocks in
+// doc.go and README.md (TestUsageDocs fails when those drift; go test -update rewrites them).
+// Adding a command is one entry in commands(); adding a flag is one cliFlag in the command's
+// flags (a field in cliFlags holds its value).
+
+// command is one subcommand: its synopsis, documentation, flags and what it does.
+type command struct {
+	name    string
+	args    string // positional arguments for the synopsis: "FILE TOOL ['JSON']"
+	summary string // one line for "mcpbridge help", doc.go and the README
+	doc     string // paragraph(s) for "mcpbridge help NAME" and NAME -h, after the synopsis
+	flags   []cliFlag
+	minArgs int // positional arguments accepted
+	maxArgs int
+	run     func(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error
+}
+
+// cliFlag is one flag of a command.
+type cliFlag struct {
+	name  string // without dashes; the synopsis shows -x for one letter, --name otherwise
+	arg   string // the value's placeholder in the synopsis ("D"); "" for a boolean flag
+	usage string
+	// field returns the cliFlags field the flag sets: *bool, *string, *int or *time.Duration.
+	// Its value when the FlagSet is built is the default.
+	field func(*cliFlags) any
+}
+
+// cliFlags holds the values of every command's flags; each command's FlagSet defines the
+// ones the command takes.
+type cliFlags struct {
+	json    bool
+	verbose bool
+	timeout time.Duration
+}
+
+// Flags more than one command takes.
+
+func jsonFlag() cliFlag {
+	return cliFlag{name: "json", usage: "print one JSON document on stdout",
+		field: func(f *cliFlags) any { return &f.json }}
+}
+
+func verboseFlag() cliFlag {
+	return cliFlag{name: "v", usage: "log at debug level (including each stdio server's stderr)",
+		field: func(f *cliFlags) any { return &f.verbose }}
+}
+
+func timeoutFlag() cliFlag {
+	return cliFlag{name: "timeout", arg: "D",
+		usage: "start-up timeout per server (spawn/dial, initialize, tools/list); 0: the file's or 60s",
+		field: func(f *cliFlags) any { return &f.timeout }}
+}
+
+// commands is the command table, in the order help lists it.
+func commands() []command {
+	return []command{
+		{
+			name: "probe", args: "FILE", minArgs: 1, maxArgs: 1, run: runProbe,
+			flags:   []cliFlag{jsonFlag(), verboseFlag(), timeoutFlag()},
+			summary: "dial every server and report what works",
+			doc: `Dials every server in FILE in parallel and reports, per server: status, transport, phase
+timings, server name/version, protocol version, tool counts (model-visible / app-only / MCP App
+tools), renamed tools and why, schema problems, an estimate of the tokens the tool definitions
+cost, and for failures the phase, cause and stderr tail. Progress goes to stderr, the report
+to stdout. Exit 0 when every server works, 2 when any failed, 1 for usage or config errors.
+`,
+		},
+		{
+			name: "tools", args: "FILE", minArgs: 1, maxArgs: 1, run: runTools,
+			flags:   []cliFlag{jsonFlag(), verboseFlag(), timeoutFlag()},
+			summary: "list the tools exactly as a model sees them",
+			doc: `Lists the tools of every server in FILE exactly as a model will see them: name, description
+and parameters (--json: the JSON array a host sends to a model API). Servers that fail are
+logged on stderr and skipped; the exit status is then 2.
+`,
+		},
+		{
+			name: "call", args: "FILE TOOL ['JSON']", minArgs: 2, maxArgs: 3, run: runCall,
+			flags:   []cliFlag{verboseFlag(), timeoutFlag()},
+			summary: "call one tool, print what the model reads",
+			doc: `Connects to the servers in FILE, calls TOOL (its model-visible name, as "mcpbridge tools"
+shows it) with the JSON object given (default {}) through the bridge, and prints what the model
+would read. A tool's own error prints its text and exits 2.
+`,
+		},
+		{
+			name: "version", run: runVersion,
+			summary: "print the version",
+			doc: `Prints the mcpbridge version and the Go version it was built with.
+`,
+		},
+		{
+			name: "help", args: "[COMMAND]", maxArgs: 1, run: runHelp,
+			summary: "show help for mcpbridge or one command",
+			doc: `Shows the list of commands, or the usage and flags of one command.
+`,
+		},
+	}
+}
+
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// synopsis is the command's usage line: "mcpbridge probe FILE [--json] [-v] [--timeout D]".
+func (c command) synopsis() string {
+	parts := []string{"mcpbridge", c.name}
+	if c.args != "" {
+		parts = append(parts, c.args)
+	}
+	for _, f := range c.flags {
+		s := "--" + f.name
+		if len(f.name) == 1 {
+			s = "-" + f.name
+		}
+		if f.arg != "" {
+			s += " " + f.arg
+		}
+		parts = append(parts, "["+s+"]")
+	}
+	return strings.Join(parts, " ")
+}
+
+// synopses is one line per command, synopsis and summary in aligned columns: the block
+// "mcpbridge help" prints and doc.go and README.md carry.
+func synopses() []string {
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.synopsis()))
+	}
+	lines := make([]string, len(cmds))
+	for i, c := range cmds {
+		lines[i] = fmt.Sprintf("%-*s  %s", width, c.synopsis(), c.summary)
+	}
+	return lines
+}
+
+// mainUsage is what "mcpbridge help" prints.
+func mainUsage() string {
+	var b strings.Builder
+	b.WriteString("mcpbridge turns MCP servers into inline agent tools; this command checks them.\n\nUsage:\n")
+	for _, l := range synopses() {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString(`
+FILE is a servers file: servers.yaml, or the JSON config of Claude Desktop, Cursor, VS Code,
+Windsurf, Gemini CLI, mcphost, ...
+
+Exit status: 0 ok, 1 usage or servers-file error, 2 a server or the tool call failed.
+Run "mcpbridge help COMMAND" for a command's flags.
+`)
+	return b.String()
+}
+
+// newFlagSet builds c's FlagSet on fl; its Usage prints c's synopsis, doc and flags.
+func newFlagSet(c command, fl *cliFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcpbridge "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, f := range c.flags {
+		switch p := f.field(fl).(type) {
+		case *bool:
+			fs.BoolVar(p, f.name, *p, f.usage)
+		case *string:
+			fs.StringVar(p, f.name, *p, f.usage)
+		case *int:
+			fs.IntVar(p, f.name, *p, f.usage)
+		case *time.Duration:
+			fs.DurationVar(p, f.name, *p, f.usage)
+		} // any other type leaves the flag undefined, which TestCommandTable reports
+
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\n%s", c.synopsis(), c.doc)
+		if len(c.flags) > 0 {
+			fmt.Fprintln(stderr, "\nFlags (before or after the arguments):")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// runHelp prints the list of commands, or one command's usage.
+func runHelp(_ context.Context, env *cliEnv, _ *cliFlags, args []string) error {
+	if len(args) == 0 {
+		_, err := fmt.Fprint(env.stderr, mainUsage())
+		return err
+	}
+	c, ok := findCommand(args[0])
+	if !ok {
+		return usageErr("help: unknown command %q", args[0])
+	}
+	newFlagSet(c, &cliFlags{}, env.stderr).Usage()
+	return nil
+}
+
+func argCount(c command) string {
+	switch {
+	case c.maxArgs == 0:
+		return "no arguments"
+	case c.minArgs == c.maxArgs:
+		return fmt.Sprintf("%d argument(s)", c.minArgs)
+	}
+	return fmt.Sprintf("%d to %d arguments", c.minArgs, c.maxArgs)
+}
