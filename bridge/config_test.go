@@ -486,7 +486,7 @@ func TestNearest(t *testing.T) {
 		{"networkTimeout", ""}, {"oauth", ""},
 	}
 	for _, tt := range tests {
-		if got := nearest(tt.key, handledKeys); got != tt.want {
+		if got := nearest(tt.key, readKeyNames()); got != tt.want {
 			t.Errorf("nearest(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
