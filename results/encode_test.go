@@ -34,7 +34,7 @@ func checkGeneric(t *testing.T, v any) {
 
 func TestAppendGeneric(t *testing.T) {
 	values := []any{
-		nil, true, false, 0.0, -0.0, 1.0, -1.5, 1e-7, 1e-6, 123456789.0, 1e20, 1e21, 1.5e300, 5e-324,
+		nil, true, false, 0.0, math.Copysign(0, -1), 1.0, -1.5, 1e-7, 1e-6, 123456789.0, 1e20, 1e21, 1.5e300, 5e-324,
 		math.MaxFloat64, math.Inf(1), math.NaN(),
 		"", "plain", "<&>", "quote\" back\\slash", "\b\f\n\r\t\x00\x1f\x7f", "\u2028\u2029", "é€😀", "bad \xff\xc3 utf8",
 		[]any{}, map[string]any{}, []any{nil, 1.0, "x", []any{map[string]any{"z": 1.0, "a": []any{}}}},

@@ -161,7 +161,9 @@ func flattenCases() []flattenCase {
 		{
 			name: "tool use and tool result",
 			res: &mcp.CallToolResult{Content: []mcp.Content{
+				//lint:ignore SA1019 tests the blocks a server may still send (see flatten.go)
 				&mcp.ToolUseContent{ID: "1", Name: "search", Input: map[string]any{}},
+				//lint:ignore SA1019 tests the blocks a server may still send (see flatten.go)
 				&mcp.ToolResultContent{ToolUseID: "1", IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "nested"}}},
 			}},
 			want: "[tool use: search]\n[tool result: error]\nnested",
@@ -431,7 +433,9 @@ func TestParts(t *testing.T) {
 			&mcp.EmbeddedResource{},
 			&mcp.ResourceLink{URI: "demo://x", Name: "x", MIMEType: "text/plain", Size: ptr(int64(3))},
 			&mcp.ResourceLink{URI: "demo://y", Name: "y"},
+			//lint:ignore SA1019 tests the blocks a server may still send (see flatten.go)
 			&mcp.ToolUseContent{Name: "search"},
+			//lint:ignore SA1019 tests the blocks a server may still send (see flatten.go)
 			&mcp.ToolResultContent{Content: []mcp.Content{&mcp.TextContent{Text: "nested"}}},
 		},
 	}

@@ -74,11 +74,13 @@ func appendParts(parts []Part, cs []mcp.Content, depth int) []Part {
 				p.Size = int64(len(r.Blob) + len(r.Text))
 			}
 			parts = append(parts, p)
+		//lint:ignore SA1019 a server may still send these in a CallToolResult (go-sdk decodes any content type there)
 		case *mcp.ToolUseContent:
 			if c != nil {
 				t := label("tool use", "", c.Name)
 				parts = append(parts, Part{Kind: KindText, Text: t, Size: int64(len(t))})
 			}
+		//lint:ignore SA1019 a server may still send these in a CallToolResult (go-sdk decodes any content type there)
 		case *mcp.ToolResultContent:
 			if c != nil && depth < maxNesting {
 				parts = appendParts(parts, c.Content, depth+1)

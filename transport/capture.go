@@ -59,10 +59,8 @@ func (c *capture) response(id jsonrpc.ID, result json.RawMessage) {
 	if len(result) == 0 || json.Unmarshal(result, &r) != nil {
 		return
 	}
-	for _, t := range r.Tools {
-		// json.RawMessage.UnmarshalJSON copies, so t does not alias result.
-		c.tools = append(c.tools, t)
-	}
+	// json.RawMessage.UnmarshalJSON copies, so the tools do not alias result.
+	c.tools = append(c.tools, r.Tools...)
 }
 
 // take returns and clears the collected tools.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -93,9 +94,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		c.spec = s
 		c.spec.Args = append([]string(nil), s.Args...)
 		c.spec.Env = make(map[string]string, len(s.Env))
-		for k, v := range s.Env {
-			c.spec.Env[k] = v
-		}
+		maps.Copy(c.spec.Env, s.Env)
 		c.exited = make(chan struct{})
 		n := s.StderrTailBytes
 		if n <= 0 {

@@ -203,7 +203,7 @@ func (rt *roundTripper) secrets() []string {
 	var s []string
 	if q := rt.ep.real.RawQuery; q != "" {
 		s = append(s, q)
-		for _, p := range strings.Split(q, "&") {
+		for p := range strings.SplitSeq(q, "&") {
 			if _, v, ok := strings.Cut(p, "="); ok && v != "" {
 				s = append(s, v)
 				if uv, err := url.QueryUnescape(v); err == nil && uv != "" {

@@ -184,7 +184,7 @@ func pidFromStderr(t *testing.T, c *transport.Conn, key string) int {
 	t.Helper()
 	pid := 0
 	waitFor(t, key+" in stderr", 20*time.Second, func() bool {
-		for _, line := range strings.Split(c.Stderr(), "\n") {
+		for line := range strings.SplitSeq(c.Stderr(), "\n") {
 			if v, ok := strings.CutPrefix(line, key+"="); ok {
 				if _, err := fmt.Sscanf(v, "%d", &pid); err == nil {
 					return true

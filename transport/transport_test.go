@@ -516,7 +516,7 @@ func TestCloseConcurrentWithSession(t *testing.T) {
 			listAll(t, ctx, cs)
 			var wg sync.WaitGroup
 			start := time.Now()
-			for i := 0; i < 4; i++ {
+			for range 4 {
 				wg.Add(2)
 				go func() { defer wg.Done(); c.Close() }()
 				go func() { defer wg.Done(); cs.Close() }()

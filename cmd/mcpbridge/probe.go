@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -246,9 +247,7 @@ func (p *progress) results() map[string]probed {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make(map[string]probed, len(p.got))
-	for k, v := range p.got {
-		out[k] = v
-	}
+	maps.Copy(out, p.got)
 	return out
 }
 

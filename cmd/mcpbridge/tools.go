@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/ttalk/mcpbridge/bridge"
@@ -94,7 +95,7 @@ func writeTools(w io.Writer, tools bridge.Tools) error {
 			b.WriteString(")")
 		}
 		b.WriteString("\n")
-		for _, l := range strings.Split(strings.TrimSpace(t.Description), "\n") {
+		for l := range strings.SplitSeq(strings.TrimSpace(t.Description), "\n") {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
 		fmt.Fprintf(&b, "  parameters: %s\n", paramSummary(t.Parameters))
@@ -120,32 +121,34 @@ func paramSummary(raw json.RawMessage) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	parts := make([]string, len(names))
+	var b strings.Builder
 	for i, n := range names {
 		var p struct {
 			Type any `json:"type"`
 		}
 		_ = json.Unmarshal(props[i], &p)
-		s := n
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
 		switch t := p.Type.(type) {
 		case string:
-			s += ": " + t
+			b.WriteString(": " + t)
 		case []any:
-			var ts []string
-			for _, x := range t {
-				ts = append(ts, fmt.Sprint(x))
-			}
-			s += ": " + strings.Join(ts, "|")
-		}
-		for _, r := range top.Required {
-			if r == n {
-				s += " (required)"
-				break
+			for j, x := range t {
+				if j == 0 {
+					b.WriteString(": ")
+				} else {
+					b.WriteString("|")
+				}
+				fmt.Fprint(&b, x)
 			}
 		}
-		parts[i] = s
+		if slices.Contains(top.Required, n) {
+			b.WriteString(" (required)")
+		}
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // orderedKeys returns the keys and raw values of a JSON object in document order.
