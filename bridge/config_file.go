@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -87,20 +88,10 @@ func (s *selection) skips(id string) bool {
 	if s == nil {
 		return false
 	}
-	for _, x := range s.excluded {
-		if x == id {
-			return true
-		}
+	if slices.Contains(s.excluded, id) {
+		return true
 	}
-	if len(s.allowed) == 0 {
-		return false
-	}
-	for _, x := range s.allowed {
-		if x == id {
-			return false
-		}
-	}
-	return true
+	return len(s.allowed) > 0 && !slices.Contains(s.allowed, id)
 }
 
 func (p *parser) servers(key, val *yaml.Node, sel *selection, cf *ConfigFile) {
