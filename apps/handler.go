@@ -11,7 +11,7 @@ import (
 )
 
 // Proxier forwards a validated frontend request to the MCP server it names and returns the
-// server's raw JSON result. It is implemented by bridge.Tools. Errors wrap the sentinels of
+// server's raw JSON result. It is implemented by *bridge.Set. Errors wrap the sentinels of
 // this package ([ErrUnknownServer], [ErrAmbiguousServer], [ErrMethodNotAllowed],
 // [ErrToolNotAllowed], [ErrBadRequest]); any other error means the server could not be
 // reached or answered with an error. Implementations must be safe for concurrent use.

@@ -24,14 +24,14 @@ func TestProxyHandler(t *testing.T) {
 	a := httpConfig(t, "ui", "apps", "http", nil)
 	b := a
 	b.ID = "ui-again"
-	tools, err := connect(t, []bridge.ServerConfig{a, b, stdioConfig(t, "local", "basic")}, nil)
+	set, err := connectSet(t, []bridge.ServerConfig{a, b, stdioConfig(t, "local", "basic")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(tools.ProxyHandler())
+	srv := httptest.NewServer(set.ProxyHandler())
 	t.Cleanup(srv.Close)
 	hash := apps.ServerHash("http", a.URL)
-	local, _ := tools.Lookup("local")
+	local, _ := set.Lookup("local")
 	tests := []struct {
 		name, body string
 		status     int
@@ -62,10 +62,10 @@ func TestProxyHandler(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := tools.Lookup(hash); ok {
+	if _, ok := set.Lookup(hash); ok {
 		t.Error("Lookup by an ambiguous hash succeeded")
 	}
-	if s, ok := tools.Lookup("ui-again"); !ok || s.ID() != "ui-again" {
+	if s, ok := set.Lookup("ui-again"); !ok || s.ID() != "ui-again" {
 		t.Error("Lookup by ID failed")
 	}
 }
@@ -79,16 +79,19 @@ func TestAppOnlyServerStaysReachable(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("polled"), nil })
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
-	tools, err := connect(t, []bridge.ServerConfig{stdioConfig(t, "local", "basic"), {ID: "hidden", URL: ts.URL}}, nil)
+	set, err := connectSet(t, []bridge.ServerConfig{stdioConfig(t, "local", "basic"), {ID: "hidden", URL: ts.URL}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range tools {
+	if s, ok := set.Lookup("hidden"); !ok || len(s.Tools()) != 0 || len(set.Servers()) != 2 {
+		t.Errorf("the app-only server is not in the set's servers: %v %v", s, ok)
+	}
+	for _, tool := range set.Tools() {
 		if tool.Server.ID() == "hidden" {
 			t.Errorf("app-only tool %s given to the model", tool.Name)
 		}
 	}
-	raw, err := tools.Proxy(ctxT(t, 10*time.Second), apps.ProxyRequest{ServerID: "hidden", Method: "tools/call", Params: json.RawMessage(`{"name":"poll"}`)})
+	raw, err := set.Proxy(ctxT(t, 10*time.Second), apps.ProxyRequest{ServerID: "hidden", Method: "tools/call", Params: json.RawMessage(`{"name":"poll"}`)})
 	if err != nil || !strings.Contains(string(raw), "polled") {
 		t.Errorf("Proxy = %s, %v", raw, err)
 	}
@@ -96,7 +99,7 @@ func TestAppOnlyServerStaysReachable(t *testing.T) {
 
 // A backend that renders MCP Apps: the model gets the flattened text; the frontend gets the
 // activity (by server hash, never the URL) and reaches the server through the proxy handler.
-func ExampleTools_ProxyHandler() {
+func ExampleSet_ProxyHandler() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "clock", Version: "1.0.0"}, nil)
 	srv.AddTool(&mcp.Tool{
 		Name:        "get-time",
@@ -117,16 +120,21 @@ func ExampleTools_ProxyHandler() {
 	defer mcpServer.Close()
 
 	activities := make(chan apps.Activity, 1)
-	tools, _ := bridge.Connect(context.Background(), []bridge.ServerConfig{{ID: "clock", URL: mcpServer.URL}}, &bridge.Options{
+	set, err := bridge.Connect(context.Background(), []bridge.ServerConfig{{ID: "clock", URL: mcpServer.URL}}, &bridge.Options{
 		Logger: slog.New(slog.DiscardHandler),
 		OnAppResult: func(_ context.Context, a apps.Activity) {
 			activities <- a // a real backend streams this to the frontend (e.g. an AG-UI ACTIVITY_SNAPSHOT)
 		},
 	})
-	defer tools.Close()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer set.Close()
+	tools := set.Tools()
 
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp-proxy", tools.ProxyHandler())
+	mux.Handle("POST /mcp-proxy", set.ProxyHandler())
 	backend := httptest.NewServer(mux)
 	defer backend.Close()
 

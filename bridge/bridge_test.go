@@ -30,14 +30,36 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-func connect(t testing.TB, cfgs []bridge.ServerConfig, opts *bridge.Options) (bridge.Tools, error) {
+// connectSet connects cfgs; the set is closed when the test ends. err is Connect's own.
+func connectSet(t testing.TB, cfgs []bridge.ServerConfig, opts *bridge.Options) (*bridge.Set, error) {
 	t.Helper()
 	if opts == nil {
 		opts = quiet()
 	}
-	tools, err := bridge.Connect(ctxT(t, 60*time.Second), cfgs, opts)
-	t.Cleanup(func() { _ = tools.Close() })
-	return tools, err
+	set, err := bridge.Connect(ctxT(t, 60*time.Second), cfgs, opts)
+	if set != nil {
+		t.Cleanup(func() { _ = set.Close() })
+	}
+	return set, err
+}
+
+// connect connects cfgs and returns the model's tools; err is Connect's own error, else the
+// set's failures joined (nil when every server worked).
+func connect(t testing.TB, cfgs []bridge.ServerConfig, opts *bridge.Options) (bridge.Tools, error) {
+	t.Helper()
+	set, err := connectSet(t, cfgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return set.Tools(), failedErr(set)
+}
+
+func failedErr(set *bridge.Set) error {
+	var errs []error
+	for _, e := range set.Failed() {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }
 
 func byName(t testing.TB, tools bridge.Tools, name string) bridge.Tool {
@@ -284,10 +306,11 @@ func TestAppTools(t *testing.T) {
 		mu.Unlock()
 	}
 	cfg := httpConfig(t, "ui", "apps", "http", nil)
-	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
+	set, err := connectSet(t, []bridge.ServerConfig{cfg}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tools := set.Tools()
 	if got := strings.Join(names(tools), ","); got != "get-time,legacy-app,model-only" {
 		t.Fatalf("model tools = %s (poll is app-only)", got)
 	}
@@ -315,11 +338,11 @@ func TestAppTools(t *testing.T) {
 
 	ctx := ctxT(t, 10*time.Second)
 	hash := gt.Server.Hash()
-	raw, err := tools.Proxy(ctx, apps.ProxyRequest{ServerHash: hash, Method: "tools/call", Params: json.RawMessage(`{"name":"poll","arguments":{}}`)})
+	raw, err := set.Proxy(ctx, apps.ProxyRequest{ServerHash: hash, Method: "tools/call", Params: json.RawMessage(`{"name":"poll","arguments":{}}`)})
 	if err != nil || !strings.Contains(string(raw), "polled") {
 		t.Errorf("proxy app-only call = %s, %v", raw, err)
 	}
-	raw, err = tools.Proxy(ctx, apps.ProxyRequest{ServerID: "ui", Method: "resources/read", Params: json.RawMessage(`{"uri":"ui://time/app.html"}`)})
+	raw, err = set.Proxy(ctx, apps.ProxyRequest{ServerID: "ui", Method: "resources/read", Params: json.RawMessage(`{"uri":"ui://time/app.html"}`)})
 	var rr struct{ Contents []struct{ Text string } }
 	if err != nil || json.Unmarshal(raw, &rr) != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "<html>time</html>" {
 		t.Errorf("proxy resources/read = %s, %v", raw, err)
@@ -334,11 +357,11 @@ func TestAppTools(t *testing.T) {
 		{apps.ProxyRequest{ServerID: "ui", Method: "tools/call", Params: json.RawMessage(`{"name":"nope"}`)}, apps.ErrToolNotAllowed},
 	}
 	for _, r := range refusals {
-		if _, err := tools.Proxy(ctx, r.req); !errors.Is(err, r.want) {
+		if _, err := set.Proxy(ctx, r.req); !errors.Is(err, r.want) {
 			t.Errorf("Proxy(%+v) = %v, want %v", r.req, err, r.want)
 		}
 	}
-	if s, ok := tools.Lookup(hash); !ok || s.ID() != "ui" {
+	if s, ok := set.Lookup(hash); !ok || s.ID() != "ui" {
 		t.Errorf("Lookup(hash) = %v, %v", s, ok)
 	}
 }
@@ -468,7 +491,7 @@ func TestRequiredServerFailsConnect(t *testing.T) {
 		{ID: "needed", Command: "/nonexistent/mcp", Required: true},
 	}
 	tools, err := connect(t, cfgs, nil)
-	if err == nil || len(tools) != 0 || !strings.Contains(err.Error(), `required server "needed"`) {
+	if err == nil || len(tools) != 0 || !strings.Contains(err.Error(), `required mcp server "needed"`) {
 		t.Fatalf("tools=%d err=%v", len(tools), err)
 	}
 }
@@ -640,20 +663,18 @@ func TestAppsExtensionCapability(t *testing.T) {
 	}
 }
 
-func TestDuplicateServerIDs(t *testing.T) {
-	tools, err := connect(t, []bridge.ServerConfig{
-		inProcessConfig(t, "same", "basic", nil),
+func TestInvalidIDsFailConnectWithoutStartingAnything(t *testing.T) {
+	pl := newProcLog(t)
+	set, err := bridge.Connect(ctxT(t, 30*time.Second), []bridge.ServerConfig{
+		rawConfig(t, "same", "basic", pl),
 		inProcessConfig(t, "same", "clash", nil),
 		{Command: "x"},
-	}, nil)
-	var se *bridge.ServerError
-	if !errors.As(err, &se) || se.Phase != bridge.PhaseConfig || !strings.Contains(err.Error(), `duplicate server ID "same"`) || !strings.Contains(err.Error(), "has no ID") {
-		t.Errorf("err = %v", err)
+	}, quiet())
+	if set != nil || err == nil || !strings.Contains(err.Error(), `duplicate server ID "same"`) || !strings.Contains(err.Error(), "server #3 has no ID") {
+		t.Errorf("set = %v, err = %v", set, err)
 	}
-	for _, tool := range tools {
-		if tool.Server.Config().Command != "" || tool.RemoteName == "my.tool" {
-			t.Errorf("tool %s of a rejected server offered", tool.Name)
-		}
+	if n := len(pl.starts()); n != 0 {
+		t.Errorf("%d processes started for an invalid configuration", n)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // redact header values, environment values and URL credentials and query values.
 type ServerConfig struct {
 	// ID is the server's unique name: the map key in servers.yaml. It appears in logs and
-	// errors, in collision prefixes (<ID>__<tool>) and in Tools.Lookup.
+	// errors, in collision prefixes (<ID>__<tool>) and in Set.Lookup.
 	ID string
 	// Type is "" (infer: stdio when Command is set, Streamable HTTP with SSE fallback when URL
 	// is set), "stdio", "http" (Streamable HTTP) or "sse" (legacy HTTP+SSE).

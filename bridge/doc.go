@@ -4,15 +4,23 @@
 // stdio, remote Streamable HTTP or legacy SSE endpoints — lists every page of its tools and
 // returns them as plain values:
 //
-//	tools := bridge.ConnectServers(cfgs)
-//	defer tools.Close()
-//	agent.Tools = append(agent.Tools, tools...)
+//	agent.Tools = append(agent.Tools, bridge.ConnectServers(cfgs)...) // failures logged and skipped
 //
+// or, with full control:
+//
+//	set, err := bridge.Connect(ctx, cfgs, opts) // err only when nothing should run
+//	if err != nil {
+//		return err
+//	}
+//	defer set.Close()
+//	agent.Tools = append(agent.Tools, set.Tools()...)
+//
+// The Set owns every server it connected (Servers, Failed, Lookup, Proxy, Close).
 // Each Tool carries the server's inputSchema byte for byte as Parameters and a Handler that
 // validates the model's arguments, calls tools/call and flattens the result into the string
 // the model reads (see package results). A server that fails is logged and skipped; the others
 // keep working. MCP App tools (package apps) are marked with UIResource, and tools meant only
-// for Apps are kept out of the model's list but stay reachable through Tools.Proxy.
+// for Apps are kept out of the model's list but stay reachable through Set.Proxy.
 //
 // # Names
 //

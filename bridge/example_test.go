@@ -42,12 +42,16 @@ func ExampleConnect() {
 		{ID: "greeter", URL: ts.URL + "/mcp"},
 		{ID: "broken", Command: "/no/such/mcp-server"}, // logged and skipped
 	}
-	tools, err := bridge.Connect(context.Background(), cfgs, &bridge.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer tools.Close()
-	var se *bridge.ServerError
-	if errors.As(err, &se) {
+	set, err := bridge.Connect(context.Background(), cfgs, &bridge.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err) // nothing runs: invalid IDs, a Required server failed, or ctx ended
+		return
+	}
+	defer set.Close()
+	for _, se := range set.Failed() {
 		fmt.Printf("skipped %s (%s)\n", se.Server, se.Phase)
 	}
+	tools := set.Tools()
 
 	defs, _ := json.Marshal(tools) // what a model API receives
 	fmt.Println(string(defs))

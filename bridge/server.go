@@ -25,7 +25,7 @@ type Server struct {
 	log    *slog.Logger
 	spec   transport.Spec
 	client *mcp.Client
-	group  *group
+	set    *Set // the Set that owns the server; nil for Dial
 
 	life context.Context // cancelled by Close: in-flight calls and redials end with it
 	stop context.CancelFunc
@@ -39,7 +39,6 @@ type Server struct {
 	lastErr   error                  // cause of the last failure, for suppressed redials
 	closed    bool                   // Close was called
 	remote    map[string]*remoteTool // every listed tool by its server name, app-only ones included
-	pending   []string               // model-visible tool names (server's), in listing order, before naming
 	tools     Tools                  // the model-visible tools, named
 	status    ServerStatus
 
@@ -100,14 +99,14 @@ const (
 	stderrLogTail = 2048
 )
 
-func newServer(cfg ServerConfig, o *options, g *group) *Server {
+func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	life, stop := context.WithCancel(context.Background())
 	log := o.logger.With("server", cfg.ID)
 	s := &Server{
 		cfg:    cfg,
 		opts:   o,
 		log:    log,
-		group:  g,
+		set:    set,
 		life:   life,
 		stop:   stop,
 		spec:   transportSpec(cfg, log),
@@ -152,13 +151,11 @@ func (s *Server) Tools() Tools {
 	return append(Tools(nil), s.tools...)
 }
 
-// Status returns the outcome of the server's start-up, with the final tool names.
+// Status returns the outcome of the server's start-up; Tools gives the final tool names.
 func (s *Server) Status() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.status
-	st.Tools = append(Tools(nil), s.tools...)
-	return st
+	return s.status
 }
 
 func (s *Server) serverError(phase Phase, err error, conn *transport.Conn) *ServerError {
@@ -502,37 +499,33 @@ func (s *Server) apply(sess, onlyIf *session, listed []*mcp.Tool, raw map[string
 	}
 	s.status.Problems = problems
 	if s.tools == nil {
-		s.pending = model
+		s.status.ModelTools = model
 	}
 	return added, removed, true
 }
 
-// build names the server's model-visible tools with n (in listing order) and returns them.
-// When final, the names are kept and renames are logged.
-func (s *Server) build(n *namer, final bool) Tools {
+// build names the server's model-visible tools with n (in listing order), keeps them as the
+// server's tools, logs renames and returns the tools.
+func (s *Server) build(n *namer) Tools {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prefix := s.cfg.Prefix
 	if prefix == "" && s.opts.AlwaysPrefix {
 		prefix = s.cfg.ID
 	}
-	tools := make(Tools, 0, len(s.pending))
+	tools := make(Tools, 0, len(s.status.ModelTools))
 	var renamed []Rename
-	for _, remote := range s.pending {
+	for _, remote := range s.status.ModelTools {
 		rt := s.remote[remote]
 		name, why := n.assign(s.cfg.ID, prefix, remote)
 		if why != "" {
 			renamed = append(renamed, Rename{Remote: remote, Name: name, Reason: why})
-			if final {
-				s.log.Warn("tool renamed", "tool", remote, "name", name, "reason", why)
-			}
+			s.log.Warn("tool renamed", "tool", remote, "name", name, "reason", why)
 		}
 		tools = append(tools, s.tool(name, rt))
 	}
-	if final {
-		s.tools = tools
-		s.status.Renamed = renamed
-	}
+	s.tools = tools
+	s.status.Renamed = renamed
 	return tools
 }
 

@@ -45,7 +45,7 @@ type Options struct {
 	// finished (successfully or not), from the goroutine that dialled it.
 	OnStatus func(ServerStatus)
 	// UIResourceCacheTTL, when positive, caches ui:// resources read through
-	// Server.ReadResource and Tools.Proxy for that long (at most 32 per server; emptied when
+	// Server.ReadResource and Set.Proxy for that long (at most 32 per server; emptied when
 	// a session is redialled). MCP Apps hosts may prefetch and cache UI resources.
 	UIResourceCacheTTL time.Duration
 	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
@@ -138,8 +138,9 @@ type ServerStatus struct {
 	ServerName      string        `json:"serverName,omitempty"`
 	ServerVersion   string        `json:"serverVersion,omitempty"`
 	ProtocolVersion string        `json:"protocolVersion,omitempty"`
-	// Tools are the model-visible tools (after filters, renaming and visibility).
-	Tools Tools `json:"-"`
+	// ModelTools are the server's own names of the tools it offers the model (after filters
+	// and visibility, before renaming), in listing order. Server.Tools gives the final tools.
+	ModelTools []string `json:"modelTools,omitempty"`
 	// AppOnly are the remote names of tools hidden from the model by _meta.ui.visibility; they
 	// stay callable by MCP Apps through the proxy.
 	AppOnly  []string      `json:"appOnly,omitempty"`

@@ -42,7 +42,8 @@ func TestAllServersAtOnce(t *testing.T) {
 		order[c.ID] = i
 	}
 	start := time.Now()
-	tools, err := connectAllowingErrors(t, ctx, cfgs, nil)
+	set := connectAllowingErrors(t, ctx, cfgs, nil)
+	tools, err := set.Tools(), failedErr(set)
 	t.Logf("Connect of %d servers took %v", len(cfgs), time.Since(start))
 
 	t.Run("skipped servers", func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestAllServersAtOnce(t *testing.T) {
 			t.Errorf("skipped servers = %v, want %v (in config order); err: %v", skipped, want, err)
 		}
 		for _, id := range []string{"missing", "dead"} {
-			if srv, ok := tools.Lookup(id); ok {
+			if srv, ok := set.Lookup(id); ok {
 				t.Errorf("Lookup(%q) = %v, want not found", id, srv)
 			}
 		}

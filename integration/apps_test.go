@@ -31,15 +31,16 @@ func TestAppServers(t *testing.T) {
 		defer mu.Unlock()
 		activities = append(activities, a)
 	}}
-	tools := connect(t, ctx, []bridge.ServerConfig{
+	set := connect(t, ctx, []bridge.ServerConfig{
 		s.stdio("basic", pkgBasicVanillaJS, "--stdio"),
 		s.stdio("monitor", pkgSystemMonitor, "--stdio"),
 	}, opts)
-	basic, ok := tools.Lookup("basic")
+	tools := set.Tools()
+	basic, ok := set.Lookup("basic")
 	if !ok {
 		t.Fatal("Lookup(basic) failed")
 	}
-	monitor, ok := tools.Lookup("monitor")
+	monitor, ok := set.Lookup("monitor")
 	if !ok {
 		t.Fatal("Lookup(monitor) failed")
 	}
@@ -112,7 +113,7 @@ func TestAppServers(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				res, err := tools.Proxy(ctx, tc.req)
+				res, err := set.Proxy(ctx, tc.req)
 				if err != nil {
 					t.Fatalf("Proxy(%+v): %v", tc.req, err)
 				}
@@ -128,7 +129,7 @@ func TestAppServers(t *testing.T) {
 		}
 		for _, tc := range refused {
 			t.Run(tc.name, func(t *testing.T) {
-				if res, err := tools.Proxy(ctx, tc.req); err == nil {
+				if res, err := set.Proxy(ctx, tc.req); err == nil {
 					t.Errorf("Proxy(%+v) = %s, want an error", tc.req, res)
 				}
 			})

@@ -181,15 +181,15 @@ func BenchmarkAssembly(b *testing.B) {
 			}
 			assemble := func(cfgs []bridge.ServerConfig) time.Duration {
 				start := time.Now()
-				tools, err := bridge.Connect(ctx, cfgs, benchOptions())
+				set, err := bridge.Connect(ctx, cfgs, benchOptions())
 				d := time.Since(start)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if len(tools) != len(cfgs) {
-					b.Fatalf("%d tools from %d servers", len(tools), len(cfgs))
+				if tools := set.Tools(); len(tools) != len(cfgs) {
+					b.Fatalf("%d tools from %d servers (skipped: %v)", len(tools), len(cfgs), set.Failed())
 				}
-				_ = tools.Close()
+				_ = set.Close()
 				return d
 			}
 			var single, all time.Duration
@@ -299,14 +299,15 @@ func BenchmarkMemory(b *testing.B) {
 			}
 			opts := benchOptions()
 			opts.DisableValidation = !validate
-			tools, err := bridge.Connect(ctx, cfgs, opts)
+			set, err := bridge.Connect(ctx, cfgs, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
+			tools := set.Tools()
 			if len(tools) != nServers*nTools {
-				b.Fatalf("bridge listed %d tools", len(tools))
+				b.Fatalf("bridge listed %d tools (skipped: %v)", len(tools), set.Failed())
 			}
-			return tools, func() { _ = tools.Close() }
+			return tools, func() { _ = set.Close() }
 		}
 	}
 	var raw, br, nv footprint

@@ -22,7 +22,8 @@ const tinyImagePrefix = "iVBORw0KGgo"
 func TestEverythingStdio(t *testing.T) {
 	s := requireServers(t)
 	ctx := testContext(t, testTimeout)
-	tools := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")}, nil)
+	set := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")}, nil)
+	tools := set.Tools()
 
 	t.Run("list", func(t *testing.T) {
 		for _, name := range []string{"echo", "get-sum", "get-structured-content", "get-tiny-image",
@@ -39,7 +40,7 @@ func TestEverythingStdio(t *testing.T) {
 				t.Errorf("tool %q: UIResource = %q, want none", name, tool.UIResource)
 			}
 		}
-		srv, ok := tools.Lookup("everything")
+		srv, ok := set.Lookup("everything")
 		if !ok || srv.ID() != "everything" {
 			t.Fatalf("Lookup(everything) = %v, %v", srv, ok)
 		}
@@ -321,8 +322,9 @@ func TestEverythingStdio(t *testing.T) {
 func TestEverythingValidationOff(t *testing.T) {
 	s := requireServers(t)
 	ctx := testContext(t, testTimeout)
-	tools := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")},
+	set := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")},
 		&bridge.Options{DisableValidation: true})
+	tools := set.Tools()
 	tool := findTool(t, tools, "everything", "get-resource-reference")
 	_, err := tool.Handler(ctx, json.RawMessage(`{"resourceType":"text"}`))
 	te, ok := errorsAsType[*results.ToolError](err)

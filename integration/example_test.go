@@ -16,16 +16,19 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tools, err := bridge.Connect(ctx, []bridge.ServerConfig{{
+	set, err := bridge.Connect(ctx, []bridge.ServerConfig{{
 		ID:      "everything",
 		Command: "node",
 		Args:    []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"},
 	}}, nil)
-	defer tools.Close()
 	if err != nil {
-		log.Print(err) // servers that failed are skipped; the rest are usable
+		log.Fatal(err) // nothing runs: invalid IDs, a Required server failed, or ctx ended
 	}
-	for _, tool := range tools {
+	defer set.Close()
+	for _, f := range set.Failed() {
+		log.Print(f) // servers that failed are skipped; the rest are usable
+	}
+	for _, tool := range set.Tools() {
 		if tool.Name != "echo" {
 			continue
 		}

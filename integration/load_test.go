@@ -47,15 +47,19 @@ func TestLoad(t *testing.T) {
 		start := time.Now()
 		opts := benchOptions() // AlwaysPrefix would log one rename warning per tool; errors are returned
 		opts.AlwaysPrefix = true
-		tools, err := bridge.Connect(ctx, cfgs, opts)
-		t.Cleanup(func() {
-			if err := tools.Close(); err != nil {
-				t.Errorf("Tools.Close: %v", err)
-			}
-		})
+		set, err := bridge.Connect(ctx, cfgs, opts)
 		if err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
+		t.Cleanup(func() {
+			if err := set.Close(); err != nil {
+				t.Errorf("Set.Close: %v", err)
+			}
+		})
+		if f := set.Failed(); len(f) > 0 {
+			t.Fatalf("Connect skipped servers: %v", f)
+		}
+		tools := set.Tools()
 		t.Logf("Connect of %d servers took %v", len(cfgs), time.Since(start))
 		if len(tools) != len(cfgs) {
 			t.Fatalf("got %d tools, want one per server (%d)", len(tools), len(cfgs))

@@ -20,7 +20,8 @@ func TestFilesystem(t *testing.T) {
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tools := connect(t, ctx, []bridge.ServerConfig{s.stdio("fs", pkgFilesystem, dir)}, nil)
+	set := connect(t, ctx, []bridge.ServerConfig{s.stdio("fs", pkgFilesystem, dir)}, nil)
+	tools := set.Tools()
 
 	tests := []struct {
 		tool string
@@ -60,7 +61,8 @@ func TestMemory(t *testing.T) {
 	ctx := testContext(t, testTimeout)
 	cfg := s.stdio("memory", pkgMemory)
 	cfg.Env = map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}
-	tools := connect(t, ctx, []bridge.ServerConfig{cfg}, nil)
+	set := connect(t, ctx, []bridge.ServerConfig{cfg}, nil)
+	tools := set.Tools()
 
 	create := findTool(t, tools, "memory", "create_entities")
 	out, err := create.Handler(ctx, json.RawMessage(

@@ -261,19 +261,19 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// connect runs bridge.Connect and registers tools.Close as a cleanup. Any skipped server fails
-// the test; use bridge.Connect directly to inspect skips.
-func connect(t *testing.T, ctx context.Context, cfgs []bridge.ServerConfig, opts *bridge.Options) bridge.Tools {
+// connect runs bridge.Connect and closes the set when the test ends. Any skipped server fails
+// the test; use connectAllowingErrors to inspect skips.
+func connect(t *testing.T, ctx context.Context, cfgs []bridge.ServerConfig, opts *bridge.Options) *bridge.Set {
 	t.Helper()
-	tools, err := connectAllowingErrors(t, ctx, cfgs, opts)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
+	set := connectAllowingErrors(t, ctx, cfgs, opts)
+	if f := set.Failed(); len(f) > 0 {
+		t.Fatalf("Connect skipped servers: %v", f)
 	}
-	return tools
+	return set
 }
 
-// connectAllowingErrors is connect without failing on skipped servers.
-func connectAllowingErrors(t *testing.T, ctx context.Context, cfgs []bridge.ServerConfig, opts *bridge.Options) (bridge.Tools, error) {
+// connectAllowingErrors is connect without failing on skipped servers (Set.Failed).
+func connectAllowingErrors(t *testing.T, ctx context.Context, cfgs []bridge.ServerConfig, opts *bridge.Options) *bridge.Set {
 	t.Helper()
 	o := bridge.Options{}
 	if opts != nil {
@@ -282,13 +282,25 @@ func connectAllowingErrors(t *testing.T, ctx context.Context, cfgs []bridge.Serv
 	if o.Logger == nil {
 		o.Logger = testLogger(t)
 	}
-	tools, err := bridge.Connect(ctx, cfgs, &o)
+	set, err := bridge.Connect(ctx, cfgs, &o)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
 	t.Cleanup(func() {
-		if cerr := tools.Close(); cerr != nil {
-			t.Errorf("Tools.Close: %v", cerr)
+		if cerr := set.Close(); cerr != nil {
+			t.Errorf("Set.Close: %v", cerr)
 		}
 	})
-	return tools, err
+	return set
+}
+
+// failedErr joins the set's skipped servers' errors (nil when none was skipped).
+func failedErr(set *bridge.Set) error {
+	var errs []error
+	for _, e := range set.Failed() {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }
 
 // findTool returns the tool of server serverID whose remote name is remote.

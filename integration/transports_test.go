@@ -43,7 +43,8 @@ func TestEverythingHTTPTransports(t *testing.T) {
 						statuses = append(statuses, st)
 					}}
 					cfg := bridge.ServerConfig{ID: "everything", Type: row.typ, URL: url}
-					tools := connect(t, ctx, []bridge.ServerConfig{cfg}, opts)
+					set := connect(t, ctx, []bridge.ServerConfig{cfg}, opts)
+					tools := set.Tools()
 
 					mu.Lock()
 					if len(statuses) != 1 || statuses[0].Err != nil || statuses[0].Transport != row.wantTransport {
@@ -69,7 +70,7 @@ func TestEverythingHTTPTransports(t *testing.T) {
 							t.Errorf("Server.Hash() = %q, want apps.ServerHash(%q, %q) = %q", got, row.typ, url, want)
 						}
 					}
-					if srv, ok := tools.Lookup(echo.Server.Hash()); !ok || srv != echo.Server {
+					if srv, ok := set.Lookup(echo.Server.Hash()); !ok || srv != echo.Server {
 						t.Errorf("Lookup(hash) = %v, %v; want the server", srv, ok)
 					}
 				})

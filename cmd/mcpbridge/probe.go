@@ -19,11 +19,13 @@ const stderrTailLines = 10
 
 // probeReport is the --json document of probe; the text report shows the same data.
 type probeReport struct {
-	File     string         `json:"file"`
-	OK       bool           `json:"ok"`
-	Summary  probeSummary   `json:"summary"`
-	Warnings []string       `json:"warnings,omitempty"`
-	Servers  []serverReport `json:"servers"`
+	File     string       `json:"file"`
+	OK       bool         `json:"ok"`
+	Summary  probeSummary `json:"summary"`
+	Warnings []string     `json:"warnings,omitempty"`
+	// Error is why Connect refused to run at all (a required server failed).
+	Error   string         `json:"error,omitempty"`
+	Servers []serverReport `json:"servers"`
 }
 
 type probeSummary struct {
@@ -126,18 +128,23 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	p := newProgress(con, cfgs)
 	start := time.Now()
 	p.start()
-	tools, _ := bridge.Connect(ctx, cfgs, &bridge.Options{
+	set, cerr := bridge.Connect(ctx, cfgs, &bridge.Options{
 		Logger:         newLogger(con, bridgeLevel),
 		ConnectTimeout: fl.timeout,
 		OnStatus: func(st bridge.ServerStatus) {
 			p.done(st, time.Since(start))
 		},
 	})
-	defer tools.Close()
+	if set != nil {
+		defer set.Close()
+	}
 	p.stop()
 
-	rep := buildReport(path, cfgs, tools, p.results())
+	rep := buildReport(path, cfgs, set, p.results())
 	rep.Warnings = cf.Warnings
+	if cerr != nil && ctx.Err() == nil {
+		rep.Error = oneLine(cerr.Error())
+	}
 	if fl.json {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetEscapeHTML(false)
@@ -237,7 +244,7 @@ func (p *progress) done(st bridge.ServerStatus, elapsed time.Duration) {
 	if st.Err != nil {
 		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), st.ID, st.Err.Phase, oneLine(errText(st.Err)))
 	} else {
-		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), st.ID, len(st.Tools), fmtDur(elapsed))
+		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), st.ID, len(st.ModelTools), fmtDur(elapsed))
 	}
 	p.con.println(line)
 	p.redraw()
@@ -261,9 +268,10 @@ func errText(e *bridge.ServerError) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// buildReport assembles the report in config order. Live servers report Server.Status() (the
-// final names, after clashes across servers); failed ones the value OnStatus got.
-func buildReport(path string, cfgs []bridge.ServerConfig, tools bridge.Tools, got map[string]probed) *probeReport {
+// buildReport assembles the report in config order. Live servers report Server.Status() and
+// their final tools (names after clashes across servers); failed ones the value OnStatus got.
+// set is nil when Connect refused to run (a required server failed).
+func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got map[string]probed) *probeReport {
 	rep := &probeReport{File: path, Servers: []serverReport{}}
 	var all bridge.Tools
 	for _, cfg := range cfgs {
@@ -272,9 +280,10 @@ func buildReport(path string, cfgs []bridge.ServerConfig, tools bridge.Tools, go
 		if !ok {
 			st = bridge.ServerStatus{ID: cfg.ID, Err: &bridge.ServerError{Server: cfg.ID, Phase: bridge.PhaseStart, Err: errors.New("no status reported (interrupted?)")}}
 		}
-		if st.Err == nil {
-			if s, found := tools.Lookup(cfg.ID); found && s.ID() == cfg.ID {
-				st = s.Status()
+		var tools bridge.Tools
+		if st.Err == nil && set != nil {
+			if s, found := set.Lookup(cfg.ID); found && s.ID() == cfg.ID {
+				st, tools = s.Status(), s.Tools()
 			}
 		}
 		sr := serverReport{
@@ -299,9 +308,9 @@ func buildReport(path string, cfgs []bridge.ServerConfig, tools bridge.Tools, go
 		} else {
 			sr.Status = "ok"
 			rep.Summary.OK++
-			sr.Counts = &toolCounts{ModelVisible: len(st.Tools), AppOnly: len(st.AppOnly)}
+			sr.Counts = &toolCounts{ModelVisible: len(st.ModelTools), AppOnly: len(st.AppOnly)}
 			sr.AppOnly = st.AppOnly
-			for _, t := range st.Tools {
+			for _, t := range tools {
 				sr.Tools = append(sr.Tools, t.Name)
 				if t.UIResource != "" {
 					sr.Counts.App++
@@ -311,13 +320,13 @@ func buildReport(path string, cfgs []bridge.ServerConfig, tools bridge.Tools, go
 			for _, pb := range st.Problems {
 				sr.Problems = append(sr.Problems, problem{Tool: pb.Tool, Source: "bridge", Problem: pb.Problem, Skipped: pb.Skipped})
 			}
-			for _, t := range st.Tools {
+			for _, t := range tools {
 				for _, msg := range lintTool(t) {
 					sr.Problems = append(sr.Problems, problem{Tool: t.Name, Source: "lint", Problem: msg})
 				}
 			}
-			sr.TokenEstimate = tokenEstimate(st.Tools)
-			all = append(all, st.Tools...)
+			sr.TokenEstimate = tokenEstimate(tools)
+			all = append(all, tools...)
 		}
 		rep.Servers = append(rep.Servers, sr)
 	}

@@ -15,6 +15,9 @@ func writeReport(w io.Writer, rep *probeReport) error {
 	s := rep.Summary
 	fmt.Fprintf(tw, "%s: %d of %d servers ok, %d model-visible tools, ~%d tokens of tool definitions\n",
 		rep.File, s.OK, s.Servers, s.Tools, s.TokenEstimate)
+	if rep.Error != "" {
+		fmt.Fprintf(tw, "not run: %s\n", rep.Error)
+	}
 	for _, sr := range rep.Servers {
 		fmt.Fprintln(tw)
 		status := "ok"

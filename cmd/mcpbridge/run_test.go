@@ -270,9 +270,12 @@ func TestToolsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, _ := bridge.Connect(t.Context(), cf.Servers, &bridge.Options{Logger: discard()})
-	defer tools.Close()
-	want, err := json.Marshal(tools)
+	set, err := bridge.Connect(t.Context(), cf.Servers, &bridge.Options{Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	want, err := json.Marshal(set.Tools())
 	if err != nil {
 		t.Fatal(err)
 	}

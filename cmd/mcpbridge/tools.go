@@ -17,7 +17,7 @@ import (
 
 // connectAll loads FILE and connects every server with the CLI's logger, which shows the
 // bridge's warnings (skipped servers, renames) on stderr. failed counts skipped servers.
-func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (tools bridge.Tools, failed int, err error) {
+func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (set *bridge.Set, failed int, err error) {
 	level := slog.LevelWarn
 	if fl.verbose {
 		level = slog.LevelDebug
@@ -27,38 +27,26 @@ func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (to
 	if err != nil {
 		return nil, 0, err
 	}
-	tools, cerr := bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
-	if cerr != nil {
-		var serr *bridge.ServerError
-		for _, e := range unjoin(cerr) {
-			if errors.As(e, &serr) {
-				failed++
-			}
+	set, err = bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
+	switch {
+	case ctx.Err() != nil:
+		if set != nil {
+			_ = set.Close()
 		}
-		if failed == 0 { // e.g. a required server failed: Connect's error says which
-			return tools, 0, &exitError{code: exitFailed, err: cerr}
-		}
-	}
-	if ctx.Err() != nil {
-		tools.Close()
 		return nil, 0, &exitError{code: exitFailed, err: fmt.Errorf("interrupted: %w", context.Cause(ctx))}
+	case err != nil: // a required server failed, or the IDs are invalid: the error says which
+		return nil, 0, &exitError{code: exitFailed, err: err}
 	}
-	return tools, failed, nil
-}
-
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
+	return set, len(set.Failed()), nil
 }
 
 func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
-	tools, failed, err := connectAll(ctx, env, fl, args[0])
+	set, failed, err := connectAll(ctx, env, fl, args[0])
 	if err != nil {
 		return err
 	}
-	defer tools.Close()
+	defer set.Close()
+	tools := set.Tools()
 	if fl.json {
 		if tools == nil {
 			tools = bridge.Tools{} // "[]", not "null"
@@ -184,11 +172,12 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 	if err := json.Unmarshal([]byte(input), &obj); err != nil || obj == nil {
 		return usageErr("call: arguments must be a JSON object, like '{\"path\": \"/tmp\"}'")
 	}
-	tools, _, err := connectAll(ctx, env, fl, path)
+	set, _, err := connectAll(ctx, env, fl, path)
 	if err != nil {
 		return err
 	}
-	defer tools.Close()
+	defer set.Close()
+	tools := set.Tools()
 	var tool *bridge.Tool
 	for i := range tools {
 		if tools[i].Name == name {

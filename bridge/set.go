@@ -1,0 +1,233 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/ttalk/mcpbridge/apps"
+)
+
+// Tools is a list of tools from one or more servers, in a stable order. It is assignable to
+// []Tool, so append(agentTools, tools...) works, and json.Marshal gives the list a model API
+// takes.
+type Tools []Tool
+
+// Close closes every server behind the tools: for tools from Connect (or ConnectServers),
+// the whole Set they came from, including servers whose tools are all app-only; for tools
+// of a Server from Dial, that server. It is for the ConnectServers one-liner; code that holds
+// the *Set closes the Set. Bounded in time, concurrent, safe to call more than once.
+func (t Tools) Close() error {
+	var sets []*Set
+	var lone []*Server
+	for _, tool := range t {
+		switch s := tool.Server; {
+		case s == nil:
+		case s.set != nil:
+			if !slices.Contains(sets, s.set) {
+				sets = append(sets, s.set)
+			}
+		case !slices.Contains(lone, s):
+			lone = append(lone, s)
+		}
+	}
+	errs := make([]error, len(sets)+len(lone))
+	var wg sync.WaitGroup
+	for i, set := range sets {
+		wg.Go(func() { errs[i] = set.Close() })
+	}
+	for i, s := range lone {
+		wg.Go(func() { errs[len(sets)+i] = s.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Set is what Connect returns: it owns every server it connected, including servers whose
+// tools are all hidden from the model (MCP App-only servers), until Close. Its methods are
+// safe for concurrent use.
+type Set struct {
+	servers []*Server      // connected servers, config order
+	failed  []*ServerError // skipped servers, config order
+	tools   Tools          // model-visible tools, named across the set
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ConnectServers is the one-liner: Connect with a background context and default Options. It
+// returns the tools of every server that could be reached; failures are logged through
+// slog.Default() and skipped. Close the result (Tools.Close) when done. Invalid input
+// (servers without an ID, duplicate IDs) or a Required server that failed gives no tools.
+func ConnectServers(cfgs []ServerConfig) Tools {
+	set, err := Connect(context.Background(), cfgs, nil)
+	if err != nil {
+		slog.Default().Error("mcp servers not connected", "err", err)
+		return nil
+	}
+	return set.Tools()
+}
+
+// Connect dials every server concurrently, lists every page of its tools and returns the Set
+// that owns them. Tools come back in config order, each server's in its tools/list order,
+// whatever order the servers answered in; names are made unique across the set (see the
+// package doc). A server that fails is logged once and skipped: it is in Set.Failed(), never
+// Connect's error.
+//
+// The error is non-nil only when nothing should run: invalid input (a server without an ID,
+// two servers with one ID), a server marked Required that failed, or ctx ending before
+// assembly finished. Then every process and connection Connect started has been closed, and
+// the Set is nil. Otherwise close the Set when done.
+//
+// ctx bounds start-up only (with each server's ConnectTimeout); the sessions outlive it.
+func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, error) {
+	if err := checkIDs(cfgs); err != nil {
+		return nil, err
+	}
+	o := resolve(opts)
+	set := &Set{}
+	servers := make([]*Server, len(cfgs))
+	errs := make([]*ServerError, len(cfgs))
+	var wg sync.WaitGroup
+	for i, cfg := range cfgs {
+		wg.Go(func() { servers[i], errs[i] = dial(ctx, cfg, o, set) })
+	}
+	wg.Wait()
+
+	for i, s := range servers {
+		if s != nil {
+			set.servers = append(set.servers, s)
+		} else {
+			set.failed = append(set.failed, errs[i])
+		}
+	}
+	fatal := ctx.Err()
+	if fatal != nil {
+		fatal = fmt.Errorf("connect: %w", fatal)
+	}
+	for i, cfg := range cfgs {
+		if fatal == nil && cfg.Required && errs[i] != nil {
+			fatal = fmt.Errorf("required %w", errs[i])
+		}
+	}
+	if fatal != nil {
+		_ = set.Close()
+		return nil, fatal
+	}
+	n := newNamer()
+	for _, s := range set.servers {
+		set.tools = append(set.tools, s.build(n)...)
+	}
+	if len(set.tools) == 0 && len(set.servers) > 0 {
+		o.logger.Warn("no server offered the model a tool", "servers", len(set.servers))
+	}
+	return set, nil
+}
+
+// checkIDs rejects a configuration without an ID, or with one ID twice.
+func checkIDs(cfgs []ServerConfig) error {
+	seen := make(map[string]int, len(cfgs))
+	var errs []error
+	for i, cfg := range cfgs {
+		if cfg.ID == "" {
+			errs = append(errs, fmt.Errorf("server #%d has no ID", i+1))
+			continue
+		}
+		if j, dup := seen[cfg.ID]; dup {
+			errs = append(errs, fmt.Errorf("duplicate server ID %q (servers #%d and #%d)", cfg.ID, j+1, i+1))
+			continue
+		}
+		seen[cfg.ID] = i
+	}
+	return errors.Join(errs...)
+}
+
+// Tools returns the model-visible tools of every connected server: servers in config order,
+// each server's tools in its listing order. The slice is the caller's.
+func (set *Set) Tools() Tools { return slices.Clone(set.tools) }
+
+// Servers returns every connected server in config order, including servers whose tools are
+// all app-only.
+func (set *Set) Servers() []*Server { return slices.Clone(set.servers) }
+
+// Failed returns one *ServerError per skipped server, in config order. Each was logged once
+// when it failed.
+func (set *Set) Failed() []*ServerError { return slices.Clone(set.failed) }
+
+// Lookup finds a connected server by ID first, then by server hash (Server.Hash), the handle
+// MCP Apps frontends use. A hash shared by two servers (one endpoint configured twice) is
+// ambiguous: Lookup by it fails; look those servers up by ID.
+func (set *Set) Lookup(idOrHash string) (*Server, bool) {
+	s, err := set.lookup(idOrHash, idOrHash)
+	return s, err == nil
+}
+
+func (set *Set) lookup(id, hash string) (*Server, error) {
+	if id != "" {
+		for _, s := range set.servers {
+			if s.ID() == id {
+				return s, nil
+			}
+		}
+	}
+	if hash != "" {
+		var found *Server
+		for _, s := range set.servers {
+			if s.Hash() != hash {
+				continue
+			}
+			if found != nil {
+				return nil, fmt.Errorf("%w: hash %q is shared by servers %q and %q; use the server ID", apps.ErrAmbiguousServer, hash, found.ID(), s.ID())
+			}
+			found = s
+		}
+		if found != nil {
+			return found, nil
+		}
+	}
+	key := id
+	if key == "" {
+		key = hash
+	}
+	return nil, fmt.Errorf("%w: %q", apps.ErrUnknownServer, key)
+}
+
+// Proxy serves an MCP App frontend's request (the AG-UI middleware's proxied-request
+// contract): the server is looked up by ServerID, then ServerHash; only tools/call,
+// resources/read, ping and notifications/message are allowed; tools/call is refused for tools
+// whose _meta.ui.visibility excludes "app" and for tools filtered out by config. It returns
+// the raw MCP result as JSON. Refusals wrap the apps sentinels (ErrUnknownServer,
+// ErrAmbiguousServer, ErrMethodNotAllowed, ErrToolNotAllowed, ErrBadRequest).
+func (set *Set) Proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessage, error) {
+	if err := apps.ValidateRequest(req); err != nil {
+		return nil, err
+	}
+	s, err := set.lookup(req.ServerID, req.ServerHash)
+	if err != nil {
+		return nil, err
+	}
+	return s.proxy(ctx, req)
+}
+
+// ProxyHandler returns an http.Handler serving Proxy as JSON over POST (see apps.NewHandler).
+func (set *Set) ProxyHandler() http.Handler { return apps.NewHandler(set) }
+
+// Close closes every server of the set concurrently: in-flight calls are cancelled and stdio
+// processes stopped. Bounded in time and idempotent.
+func (set *Set) Close() error {
+	set.closeOnce.Do(func() {
+		errs := make([]error, len(set.servers))
+		var wg sync.WaitGroup
+		for i, s := range set.servers {
+			wg.Go(func() { errs[i] = s.Close() })
+		}
+		wg.Wait()
+		set.closeErr = errors.Join(errs...)
+	})
+	return set.closeErr
+}
