@@ -781,7 +781,7 @@ func TestToolListChanged(t *testing.T) {
 		}
 	}
 	ctx := ctxT(t, 10*time.Second)
-	if _, err := byName(t, tools, "echo").Handler(ctx, json.RawMessage(`{"z":"x"}`)); err == nil || !strings.Contains(err.Error(), `no longer offers tool "echo"`) {
+	if _, err := byName(t, tools, "echo").Handler(ctx, json.RawMessage(`{"z":"x"}`)); !errors.Is(err, bridge.ErrToolGone) || !strings.Contains(err.Error(), `tool "echo"`) {
 		t.Errorf("removed tool: %v", err)
 	}
 	if out, err := byName(t, tools, "add").Handler(ctx, json.RawMessage(`{"a":"text"}`)); err != nil || out != "new add" {
@@ -796,4 +796,83 @@ func TestToolListChanged(t *testing.T) {
 			t.Error("an added tool joined the model's fixed list")
 		}
 	}
+}
+
+// A host callback may close the set it came from; Close then returns at once rather than
+// waiting for the callback's own goroutine.
+func TestCloseFromInsideCallbacks(t *testing.T) {
+	const quick = time.Second
+	closeTimed := func(t *testing.T, closeFn func() error) time.Duration {
+		start := time.Now()
+		_ = closeFn()
+		return time.Since(start)
+	}
+	t.Run("OnToolsChanged", func(t *testing.T) {
+		srv := newFixture("basic", nil)
+		cfg := bridge.ServerConfig{ID: "live", InProcess: func() (mcp.Transport, error) {
+			st, ct := mcp.NewInMemoryTransports()
+			_, err := srv.Connect(context.Background(), st, nil)
+			return ct, err
+		}}
+		var set *bridge.Set
+		ready := make(chan struct{})
+		took := make(chan time.Duration, 1)
+		opts := quiet()
+		opts.OnToolsChanged = func(bridge.ToolsChange) {
+			<-ready
+			took <- closeTimed(t, set.Close)
+		}
+		set, err := connectSet(t, []bridge.ServerConfig{cfg}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(ready)
+		srv.RemoveTools("echo")
+		select {
+		case d := <-took:
+			if d > quick {
+				t.Errorf("Close from OnToolsChanged took %s", d)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("OnToolsChanged never ran")
+		}
+	})
+	t.Run("OnAppResult", func(t *testing.T) {
+		var set *bridge.Set
+		took := make(chan time.Duration, 1)
+		opts := quiet()
+		opts.OnAppResult = func(context.Context, apps.Activity) { took <- closeTimed(t, set.Close) }
+		set, err := connectSet(t, []bridge.ServerConfig{httpConfig(t, "ui", "apps", "http", nil)}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := byName(t, set.Tools(), "get-time").Handler(ctxT(t, 10*time.Second), nil); err != nil {
+			t.Fatal(err)
+		}
+		if d := <-took; d > quick {
+			t.Errorf("Close from OnAppResult took %s", d)
+		}
+	})
+	t.Run("progress", func(t *testing.T) {
+		// Over HTTP: a stdio fixture busy in a call takes its grace period to stop, which is
+		// the process teardown, not the callback.
+		set, err := connectSet(t, []bridge.ServerConfig{httpConfig(t, "p", "progress", "http", nil)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := make(chan time.Duration, 1)
+		var once sync.Once
+		ctx := bridge.WithProgress(ctxT(t, 10*time.Second), func(bridge.Progress) {
+			once.Do(func() { took <- closeTimed(t, set.Tools().Close) })
+		})
+		_, _ = byName(t, set.Tools(), "steps").Handler(ctx, nil) // may fail: the set closed mid-call
+		select {
+		case d := <-took:
+			if d > quick {
+				t.Errorf("Tools.Close from a progress callback took %s", d)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no progress notification")
+		}
+	})
 }

@@ -21,14 +21,14 @@ import (
 func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage) (string, error) {
 	rt, err := s.remoteTool(remote)
 	if err != nil {
-		return "", err
+		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
 	a, err := normalizeArgs(args)
 	if sch := rt.validator.get(); err == nil && sch != nil {
 		err = validateArgs(sch, a)
 	}
 	if err != nil {
-		return "", fmt.Errorf("tool %q (server %q): %w", remote, s.cfg.ID, err)
+		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", rt.label, err)}
 	}
 	res, err := s.callTool(ctx, rt, a)
 	if err != nil {
@@ -68,15 +68,16 @@ func toSchemaValue(v any) any {
 	return out
 }
 
+// remoteTool returns the listed tool name; the error wraps ErrUnknownTool or ErrToolGone.
 func (s *Server) remoteTool(name string) (*remoteTool, error) {
 	s.mu.Lock()
 	rt := s.remote[name]
 	s.mu.Unlock()
 	switch {
 	case rt == nil:
-		return nil, fmt.Errorf("server %q has no tool %q", s.cfg.ID, name)
+		return nil, fmt.Errorf("tool %q: %w", name, ErrUnknownTool)
 	case rt.gone:
-		return nil, fmt.Errorf("server %q no longer offers tool %q (it was missing after the server reconnected)", s.cfg.ID, name)
+		return nil, fmt.Errorf("tool %q: %w", name, ErrToolGone)
 	}
 	return rt, nil
 }
@@ -107,7 +108,7 @@ func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMess
 	var res *mcp.CallToolResult
 	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
-			return fmt.Errorf("server %q no longer offers tool %q (it was missing after the server reconnected)", s.cfg.ID, rt.name)
+			return ErrToolGone
 		}
 		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
 		if fn := progressFunc(ctx); fn != nil {
@@ -130,7 +131,7 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 		return res, nil
 	}
 	var res *mcp.ReadResourceResult
-	err := s.do(ctx, "resources/read", fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session) error {
+	err := s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session) error {
 		var err error
 		res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
@@ -143,7 +144,7 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 
 // Ping checks that the server answers.
 func (s *Server) Ping(ctx context.Context) error {
-	return s.do(ctx, "ping", "ping", true, func(ctx context.Context, sess *session) error {
+	return s.do(ctx, PhasePing, "ping", true, func(ctx context.Context, sess *session) error {
 		return sess.cs.Ping(ctx, nil)
 	})
 }
@@ -453,7 +454,7 @@ func (s *Server) Close() error {
 		wg.Go(func() { s.waitBackground(sessionClose) })
 		if sess != nil {
 			if err := sess.close(); err != nil {
-				s.closeErr = fmt.Errorf("server %q: close: %w", s.cfg.ID, err)
+				s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}
 			}
 		}
 		wg.Wait()

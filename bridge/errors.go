@@ -1,11 +1,15 @@
 package bridge
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
-// ServerError says which server failed, in which phase, and why. Connect joins one per
-// skipped server; Handlers return one for transport and protocol failures (a tool's own
-// failure is a *results.ToolError instead). Stderr holds the tail of a stdio server's
-// stderr when there is one.
+// ServerError says which server failed, in which phase, and why. It is the only error that
+// names the server: causes it wraps never repeat it. Set.Failed holds one per skipped server;
+// Handlers, Server.CallTool, ReadResource and Ping return one for everything but a tool's own
+// failure (a *results.ToolError). Stderr holds the tail of a stdio server's stderr when there
+// is one.
 type ServerError struct {
 	Server string
 	Phase  Phase
@@ -20,3 +24,34 @@ func (e *ServerError) Error() string {
 
 // Unwrap returns the cause.
 func (e *ServerError) Unwrap() error { return e.Err }
+
+// Phase names the step of a server's life in which something failed.
+type Phase string
+
+// The phases of a server's start-up and use.
+const (
+	PhaseConfig     Phase = "config"         // the ServerConfig itself is invalid
+	PhaseStart      Phase = "start"          // spawning the process or dialling the URL
+	PhaseInitialize Phase = "initialize"     // the MCP handshake
+	PhaseList       Phase = "tools/list"     // listing tools (every page)
+	PhaseCall       Phase = "tools/call"     // calling a tool
+	PhaseRead       Phase = "resources/read" // reading a resource (Server.ReadResource, the App proxy)
+	PhasePing       Phase = "ping"           // Server.Ping and the App proxy's ping
+	PhaseClose      Phase = "close"          // closing the session or stopping the process
+)
+
+// ErrInvalidArguments is wrapped by the error a Handler returns when the model's arguments
+// are not a JSON object or do not match the tool's inputSchema. The server was not contacted.
+var ErrInvalidArguments = errors.New("invalid arguments")
+
+// ErrToolGone is wrapped by the error of a call to a tool the server no longer offers (it was
+// missing from a re-listing after tools/list_changed or a reconnect). The server was not
+// contacted.
+var ErrToolGone = errors.New("the server no longer offers this tool")
+
+// ErrUnknownTool is wrapped by the error of a call, through Set.Proxy or a lookup, to a tool
+// the server never listed.
+var ErrUnknownTool = errors.New("the server offers no such tool")
+
+// errServerClosed is the cause of every request made after Close.
+var errServerClosed = errors.New("server closed")

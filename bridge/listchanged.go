@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 )
 
@@ -75,7 +76,51 @@ func (s *Server) relistOnce() {
 		return
 	}
 	s.log.Info("server changed its tools", "added", added, "removed", removed)
-	if s.opts.OnToolsChanged != nil {
-		s.opts.OnToolsChanged(ToolsChange{Server: s.cfg.ID, Added: added, Removed: removed})
+	if fn := s.opts.OnToolsChanged; fn != nil {
+		change := ToolsChange{Server: s.cfg.ID, Added: added, Removed: removed}
+		s.notify.post(func() { fn(change) })
+	}
+}
+
+// maxPendingCallbacks bounds the callbacks waiting behind a slow one; older ones are dropped.
+const maxPendingCallbacks = 64
+
+// notifier runs a server's host callbacks in order, on a goroutine of its own that is not
+// counted as background work: Close does not wait for it, so a callback may call Close (of
+// the server, its Set, or Tools) and return at once.
+type notifier struct {
+	log     *slog.Logger
+	mu      sync.Mutex // guards the fields below
+	queue   []func()
+	running bool
+}
+
+func (n *notifier) post(f func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.queue) == maxPendingCallbacks {
+		n.queue = n.queue[1:]
+		n.log.Warn("a host callback is slow; the oldest pending change notification was dropped", "pending", maxPendingCallbacks)
+	}
+	n.queue = append(n.queue, f)
+	if n.running {
+		return
+	}
+	n.running = true
+	go n.run()
+}
+
+func (n *notifier) run() {
+	for {
+		n.mu.Lock()
+		if len(n.queue) == 0 {
+			n.running = false
+			n.mu.Unlock()
+			return
+		}
+		f := n.queue[0]
+		n.queue = n.queue[1:]
+		n.mu.Unlock()
+		f()
 	}
 }

@@ -23,7 +23,8 @@ type progressKey struct{}
 
 // WithProgress returns a context under which tool calls (Handler, Server.CallTool and
 // proxied tools/call) ask the server for progress notifications and pass each one to fn.
-// fn runs on the session's notification goroutine and must return quickly. go-sdk handles
+// fn runs on a goroutine of the server's own, one notification at a time and in order; it
+// may block briefly or close the server (at most 64 notifications wait behind a slow fn). go-sdk handles
 // notifications apart from responses, so some may reach fn shortly after the call returned;
 // those arriving more than progressLinger (2s) after it are dropped.
 func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
@@ -39,6 +40,7 @@ func progressFunc(ctx context.Context) func(Progress) {
 // go-sdk has one progress handler per client, so the server routes by token itself.
 type progressRoutes struct {
 	server string
+	notify notifier // runs the callbacks off go-sdk's notification goroutine, so they may Close
 	next   atomic.Int64
 	m      sync.Map // token string -> progressRoute
 }
@@ -71,11 +73,12 @@ func (r *progressRoutes) deliver(_ context.Context, req *mcp.ProgressNotificatio
 		return
 	}
 	route := v.(progressRoute)
-	route.fn(Progress{
+	p := Progress{
 		Server:   r.server,
 		Tool:     route.tool,
 		Progress: req.Params.Progress,
 		Total:    req.Params.Total,
 		Message:  req.Params.Message,
-	})
+	}
+	r.notify.post(func() { route.fn(p) })
 }

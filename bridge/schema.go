@@ -11,10 +11,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ErrInvalidArguments is wrapped by the error a Handler returns when the model's arguments
-// are not a JSON object or do not match the tool's inputSchema. The server was not contacted.
-var ErrInvalidArguments = errors.New("invalid arguments")
-
 // checkSchema verifies that raw is a JSON object and applies the one fix Parameters ever get:
 // an object schema without "properties" gains "properties":{} (several model APIs reject
 // {"type":"object"} alone). The bytes are otherwise untouched.

@@ -44,6 +44,7 @@ type Server struct {
 
 	progress progressRoutes // progress tokens of calls in flight
 	relist   relistState    // re-listing after tools/list_changed
+	notify   notifier       // runs OnToolsChanged outside background work
 
 	uiCache map[string]cachedResource // ui:// resources by URI, when Options.UIResourceCacheTTL > 0
 
@@ -118,6 +119,8 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		caps.AddExtension(apps.ExtensionID, apps.ClientCapability())
 	}
 	s.progress.server = cfg.ID
+	s.notify.log = log
+	s.progress.notify.log = log
 	s.client = mcp.NewClient(o.ClientInfo, &mcp.ClientOptions{
 		Logger:                      log,
 		Capabilities:                caps,
@@ -282,8 +285,6 @@ func (s *Server) startErr(ctx context.Context, err error, started time.Time) err
 	}
 	return err
 }
-
-var errServerClosed = errors.New("server closed")
 
 // list fetches every tools/list page and the raw tool objects the transport captured.
 func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[string]json.RawMessage, error) {

@@ -93,18 +93,6 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"-"`
 }
 
-// Phase names the step of a server's life in which something failed.
-type Phase string
-
-// The phases of a server's start-up and use.
-const (
-	PhaseConfig     Phase = "config"     // the ServerConfig itself is invalid
-	PhaseStart      Phase = "start"      // spawning the process or dialling the URL
-	PhaseInitialize Phase = "initialize" // the MCP handshake
-	PhaseList       Phase = "tools/list" // listing tools (every page)
-	PhaseCall       Phase = "tools/call" // calling a tool
-)
-
 // PhaseTiming is how long one phase of a server's start-up took.
 type PhaseTiming struct {
 	Phase    Phase         `json:"phase"`

@@ -67,10 +67,10 @@ type Conn struct {
 // endpoint contacted only in Transport().Connect.
 func Open(s Spec, k Kind) (*Conn, error) {
 	if k == "" {
-		return nil, fmt.Errorf("server %q: no transport kind given", s.ID)
+		return nil, errors.New("no transport kind given")
 	}
 	if s.Kind != "" && s.Kind != k {
-		return nil, fmt.Errorf("server %q: kind %q requested but the server's type is %q", s.ID, k, s.Kind)
+		return nil, fmt.Errorf("kind %q requested but the server's type is %q", k, s.Kind)
 	}
 	s2 := s
 	s2.Kind = k
@@ -106,7 +106,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 	case KindHTTP, KindSSE:
 		ep, err := parseEndpoint(s.URL)
 		if err != nil {
-			return nil, fmt.Errorf("server %q: url: %w", s.ID, err)
+			return nil, fmt.Errorf("url: %w", err)
 		}
 		c.ep = ep
 		c.rt = newRoundTripper(s, k, ep, &c.cap)
@@ -149,7 +149,7 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 	c.mu.Lock()
 	if c.used || c.closed {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("server %q: %w", c.id, ErrUsed)
+		return nil, ErrUsed
 	}
 	c.used = true
 	if c.kind == KindStdio {
@@ -174,7 +174,7 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 		inner, err = (&mcp.SSEClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("server %q: connecting over %s: %w", c.id, c.kind, err)
+		return nil, fmt.Errorf("connecting over %s: %w", c.kind, err)
 	}
 	c.mu.Lock()
 	c.inner = inner
@@ -182,7 +182,7 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 	c.mu.Unlock()
 	if closed {
 		_ = inner.Close()
-		return nil, fmt.Errorf("server %q: %w", c.id, ErrUsed)
+		return nil, ErrUsed
 	}
 	if c.kind == KindHTTP {
 		// Unwrapped: go-sdk needs its own concrete connection (protocol
@@ -316,10 +316,10 @@ func (c *Conn) teardown() error {
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("server %q: closing %s connection: %w", c.id, c.kind, err)
+			return fmt.Errorf("closing %s connection: %w", c.kind, err)
 		}
 		return nil
 	case <-t.C:
-		return fmt.Errorf("server %q: closing %s connection: timed out", c.id, c.kind)
+		return fmt.Errorf("closing %s connection: timed out", c.kind)
 	}
 }

@@ -25,7 +25,7 @@ func ExampleKinds() {
 	// Output:
 	// [http sse] <nil>
 	// [stdio] <nil>
-	// server "bad": url: scheme is not http or https
+	// url: scheme is not http or https
 }
 
 // ExampleOpen connects to a Streamable HTTP server, falling back to legacy

@@ -80,36 +80,36 @@ func Kinds(s Spec) ([]Kind, error) {
 	if s.InProcess != nil || s.Kind == KindInProcess {
 		switch {
 		case s.InProcess == nil:
-			return nil, fmt.Errorf("server %q: type %q needs an in-process transport", s.ID, s.Kind)
+			return nil, fmt.Errorf("type %q needs an in-process transport", s.Kind)
 		case hasCmd || hasURL:
-			return nil, fmt.Errorf("server %q: an in-process server takes neither command nor url", s.ID)
+			return nil, errors.New("an in-process server takes neither command nor url")
 		case s.Kind != "" && s.Kind != KindInProcess:
-			return nil, fmt.Errorf("server %q: type %q conflicts with the in-process transport", s.ID, s.Kind)
+			return nil, fmt.Errorf("type %q conflicts with the in-process transport", s.Kind)
 		}
 		return []Kind{KindInProcess}, nil
 	}
 	switch {
 	case hasCmd && hasURL:
-		return nil, fmt.Errorf("server %q: both command and url are set; use one", s.ID)
+		return nil, errors.New("both command and url are set; use one")
 	case !hasCmd && !hasURL:
-		return nil, fmt.Errorf("server %q: neither command nor url is set", s.ID)
+		return nil, errors.New("neither command nor url is set")
 	}
 	switch s.Kind {
 	case "":
 	case KindStdio:
 		if !hasCmd {
-			return nil, fmt.Errorf("server %q: type %q needs a command", s.ID, s.Kind)
+			return nil, fmt.Errorf("type %q needs a command", s.Kind)
 		}
 	case KindHTTP, KindSSE:
 		if !hasURL {
-			return nil, fmt.Errorf("server %q: type %q needs a url", s.ID, s.Kind)
+			return nil, fmt.Errorf("type %q needs a url", s.Kind)
 		}
 	default:
-		return nil, fmt.Errorf("server %q: unknown type %q (want stdio, http or sse)", s.ID, s.Kind)
+		return nil, fmt.Errorf("unknown type %q (want stdio, http or sse)", s.Kind)
 	}
 	if hasURL {
 		if _, err := parseEndpoint(s.URL); err != nil {
-			return nil, fmt.Errorf("server %q: url: %w", s.ID, err)
+			return nil, fmt.Errorf("url: %w", err)
 		}
 	}
 	switch {

@@ -69,17 +69,17 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 	inR, inW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("server %q: creating stdin pipe: %w", c.id, err)
+		return nil, fmt.Errorf("creating stdin pipe: %w", err)
 	}
 	outR, outW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("server %q: creating stdout pipe: %w", c.id, err)
+		return nil, fmt.Errorf("creating stdout pipe: %w", err)
 	}
 	errR, errW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("server %q: creating stderr pipe: %w", c.id, err)
+		return nil, fmt.Errorf("creating stderr pipe: %w", err)
 	}
 	cmd := &exec.Cmd{
 		Path:        path,
@@ -97,7 +97,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("server %q: starting command %q: %w", c.id, c.spec.Command, unwrapExecError(err))
+		return nil, fmt.Errorf("starting command %q: %w", c.spec.Command, unwrapExecError(err))
 	}
 	// The child has its own copies; keep only the parent's ends.
 	_ = inR.Close()
@@ -128,7 +128,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 	if err != nil { // IOTransport.Connect does not fail in v1.8.0
 		p.conn = nil
 		go func() { _ = c.Close() }()
-		return nil, fmt.Errorf("server %q: %w", c.id, err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	p.conn = conn
 	return &captureConn{Connection: conn, cap: &c.cap, close: c.Close}, nil
@@ -155,7 +155,7 @@ func (c *Conn) stopProcess(p *process) error {
 			select {
 			case <-c.exited:
 			case <-t.C:
-				err = fmt.Errorf("server %q: process %d did not exit after SIGKILL", c.id, p.cmd.Process.Pid)
+				err = fmt.Errorf("process %d did not exit after SIGKILL", p.cmd.Process.Pid)
 			}
 		}
 	}
@@ -300,7 +300,7 @@ func (t *tailBuffer) String() string {
 func (c *Conn) lookPath() (string, error) {
 	name := c.spec.Command
 	fail := func(err error) (string, error) {
-		return "", fmt.Errorf("server %q: command %q: %w", c.id, name, unwrapExecError(err))
+		return "", fmt.Errorf("command %q: %w", name, unwrapExecError(err))
 	}
 	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) {
 		p := name

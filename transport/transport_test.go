@@ -32,16 +32,16 @@ func TestKinds(t *testing.T) {
 		{"explicit sse", transport.Spec{ID: "a", Kind: transport.KindSSE, URL: "http://h/sse"}, []transport.Kind{transport.KindSSE}, ""},
 		{"explicit http", transport.Spec{ID: "a", Kind: transport.KindHTTP, URL: "http://h/mcp"}, []transport.Kind{transport.KindHTTP}, ""},
 		{"explicit stdio", transport.Spec{ID: "a", Kind: transport.KindStdio, Command: "x"}, []transport.Kind{transport.KindStdio}, ""},
-		{"neither", transport.Spec{ID: "a"}, nil, `server "a": neither command nor url`},
-		{"both", transport.Spec{ID: "a", Command: "x", URL: "http://h"}, nil, `server "a": both command and url`},
-		{"unknown kind", transport.Spec{ID: "a", Kind: "ws", URL: "http://h"}, nil, `server "a": unknown type "ws"`},
+		{"neither", transport.Spec{ID: "a"}, nil, `neither command nor url`},
+		{"both", transport.Spec{ID: "a", Command: "x", URL: "http://h"}, nil, `both command and url`},
+		{"unknown kind", transport.Spec{ID: "a", Kind: "ws", URL: "http://h"}, nil, `unknown type "ws"`},
 		{"stdio without command", transport.Spec{ID: "a", Kind: transport.KindStdio, URL: "http://h"}, nil, `type "stdio" needs a command`},
 		{"http without url", transport.Spec{ID: "a", Kind: transport.KindHTTP, Command: "x"}, nil, `type "http" needs a url`},
 		{"sse without url", transport.Spec{ID: "a", Kind: transport.KindSSE, Command: "x"}, nil, `type "sse" needs a url`},
-		{"ftp url", transport.Spec{ID: "a", URL: "ftp://alice:SECRETPW@h/x?token=SECRETTOK"}, nil, `server "a": url: scheme is not http or https`},
-		{"no scheme", transport.Spec{ID: "a", URL: "alice:SECRETPW@h/x?token=SECRETTOK"}, nil, `server "a": url:`},
-		{"bad url", transport.Spec{ID: "a", URL: "http://alice:SECRETPW@h/x?token=SECRETTOK%zz\x7f"}, nil, `server "a": url: not a valid URL`},
-		{"no host", transport.Spec{ID: "a", URL: "http:///x?token=SECRETTOK"}, nil, `server "a": url: no host`},
+		{"ftp url", transport.Spec{ID: "a", URL: "ftp://alice:SECRETPW@h/x?token=SECRETTOK"}, nil, `url: scheme is not http or https`},
+		{"no scheme", transport.Spec{ID: "a", URL: "alice:SECRETPW@h/x?token=SECRETTOK"}, nil, `url:`},
+		{"bad url", transport.Spec{ID: "a", URL: "http://alice:SECRETPW@h/x?token=SECRETTOK%zz\x7f"}, nil, `url: not a valid URL`},
+		{"no host", transport.Spec{ID: "a", URL: "http:///x?token=SECRETTOK"}, nil, `url: no host`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -380,11 +380,11 @@ func TestStdioMissingCommand(t *testing.T) {
 		wantErr []string
 	}{
 		{"not in PATH", transport.Spec{ID: "gone", Command: "mcpbridge-no-such-command-xyz"},
-			[]string{`server "gone"`, `"mcpbridge-no-such-command-xyz"`}},
+			[]string{`"mcpbridge-no-such-command-xyz"`}},
 		{"env PATH used", transport.Spec{ID: "envpath", Command: "go", Env: map[string]string{"PATH": "/nonexistent-mcpbridge-dir", "SECRET_ENV": "s3cr3t-value"}},
-			[]string{`server "envpath"`, `command "go"`, "PATH set in env"}},
+			[]string{`command "go"`, "PATH set in env"}},
 		{"relative to dir", transport.Spec{ID: "rel", Command: "./no-such-server", Dir: t.TempDir()},
-			[]string{`server "rel"`, `"./no-such-server"`}},
+			[]string{`"./no-such-server"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
