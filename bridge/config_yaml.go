@@ -3,9 +3,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -31,31 +29,15 @@ func newParser(name string, lookup lookupFunc) *parser {
 	return &parser{name: name, lookup: lookup, budget: nodeBudget, keys: keyIndex()}
 }
 
-// yamlLine matches the "yaml: line N: msg" form of the YAML parser's syntax errors.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlContextErrors are the parser (not scanner) errors of go.yaml.in/yaml/v3, whose line
-// numbers are those of the enclosing collection, zero-based.
-var yamlContextErrors = map[string]bool{
-	"did not find expected ',' or ']'":    true,
-	"did not find expected ',' or '}'":    true,
-	"did not find expected '-' indicator": true,
-	"did not find expected key":           true,
-	"did not find expected node content":  true,
-}
-
 func (p *parser) yamlError(err error) error {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		if yamlContextErrors[m[2]] {
-			// The YAML parser reports these at the zero-based line of the list or map
-			// being parsed; name that line, one-based.
-			return fmt.Errorf("%s:%d: %s (in the list or map that starts here)", p.name, line+1, m[2])
-		}
-		return fmt.Errorf("%s:%d: %s", p.name, line, m[2])
+	line, msg, inCollection := yamlSyntaxError(err)
+	switch {
+	case line == 0:
+		return fmt.Errorf("%s: %s", p.name, msg)
+	case inCollection:
+		return fmt.Errorf("%s:%d: %s (in the list or map that starts here)", p.name, line, msg)
 	}
-	return fmt.Errorf("%s: %s", p.name, strings.TrimPrefix(msg, "yaml: "))
+	return fmt.Errorf("%s:%d: %s", p.name, line, msg)
 }
 
 func (p *parser) where(n *yaml.Node) string {

@@ -29,12 +29,12 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		st := ServerStatus{ID: cfg.ID}
 		if s != nil {
 			s.stop()
-			s.mu.Lock()
+			s.catMu.Lock()
 			s.status.Err = serr
 			s.status.Timings = timings
 			s.status.Stderr = serr.Stderr
 			st = s.status
-			s.mu.Unlock()
+			s.catMu.Unlock()
 		} else {
 			st.Err = serr
 		}
@@ -69,9 +69,11 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.install(sess, listed, raw)
 	s.mu.Lock()
 	s.lastDial = time.Now()
+	s.mu.Unlock()
+	s.catMu.Lock()
 	s.status.Timings = timings
 	st := s.status
-	s.mu.Unlock()
+	s.catMu.Unlock()
 	s.log.Debug("mcp server connected", "tools", len(st.ModelTools), "transport", st.Transport)
 	if o.OnStatus != nil {
 		o.OnStatus(st)

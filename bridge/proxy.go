@@ -22,9 +22,9 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(params, &p) // shape checked by ValidateRequest
-		s.mu.Lock()
+		s.catMu.Lock()
 		rt := s.remote[p.Name]
-		s.mu.Unlock()
+		s.catMu.Unlock()
 		if rt == nil || rt.gone {
 			return nil, fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), p.Name)
 		}

@@ -3,54 +3,10 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ttalk/mcpbridge/apps"
 )
-
-// Options tunes Connect and Dial. A nil *Options and zero fields mean the documented defaults.
-type Options struct {
-	// Logger receives warnings (skipped servers, renamed tools, uncompilable schemas) and debug
-	// lines (server stderr, with server=<ID>). Default: slog.Default(), so a skipped server is
-	// never silent. Use slog.New(slog.DiscardHandler) for silence.
-	Logger *slog.Logger
-	// ConnectTimeout bounds one server's start-up: spawn or dial, initialize and every
-	// tools/list page. Default 60s, which survives `npx -y` cold starts. A server's own
-	// ServerConfig.ConnectTimeout wins. The caller's ctx deadline is always an upper bound.
-	ConnectTimeout time.Duration
-	// CallTimeout bounds each tools/call unless the caller's ctx has an earlier deadline.
-	// Default 60s. ServerConfig.CallTimeout wins.
-	CallTimeout time.Duration
-	// MaxResultBytes caps the text a Handler returns (head and tail kept, with a marker
-	// saying how much was cut). Default 100,000 bytes; <0 means no cap.
-	MaxResultBytes int
-
-	// AlwaysPrefix names every tool "<serverID>__<name>" rather than only on a clash.
-	AlwaysPrefix bool
-	// DisableValidation turns off argument validation against each tool's inputSchema.
-	DisableValidation bool
-	// DisableAppsExtension stops advertising the MCP Apps client capability
-	// (extensions["io.modelcontextprotocol/ui"]).
-	DisableAppsExtension bool
-	// OnAppResult, when set, is called after every successful Handler call of an MCP App
-	// tool with the activity a frontend renderer reads. It runs on the caller's goroutine
-	// before the Handler returns.
-	OnAppResult func(ctx context.Context, activity apps.Activity)
-	// OnToolsChanged, when set, is called after a server announced a changed tool list and
-	// the bridge re-listed it (see ToolsChange), from a background goroutine.
-	OnToolsChanged func(ToolsChange)
-	// OnStatus, when set, is called once per configured server as soon as its start-up
-	// finished (successfully or not), from the goroutine that dialled it.
-	OnStatus func(ServerStatus)
-	// UIResourceCacheTTL, when positive, caches ui:// resources read through
-	// Server.ReadResource and Set.Proxy for that long (at most 32 per server; emptied when
-	// a session is redialled). MCP Apps hosts may prefetch and cache UI resources.
-	UIResourceCacheTTL time.Duration
-	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
-	ClientInfo *mcp.Implementation
-}
 
 // Tool is one MCP tool as an inline agent tool. json.Marshal of a Tool gives
 // {"name","description","parameters"} with Parameters as the server sent them, so a host can

@@ -20,8 +20,8 @@ func (s *Server) cachedUI(uri string) *mcp.ReadResourceResult {
 	if s.opts.UIResourceCacheTTL <= 0 || !strings.HasPrefix(uri, apps.URIScheme) {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
 	c, ok := s.uiCache[uri]
 	if !ok || time.Now().After(c.expires) {
 		return nil
@@ -34,8 +34,8 @@ func (s *Server) cacheUI(uri string, res *mcp.ReadResourceResult) {
 		return
 	}
 	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
 	if s.uiCache == nil {
 		s.uiCache = map[string]cachedResource{}
 	}
