@@ -136,17 +136,6 @@ func ValidateRequest(req ProxyRequest) error {
 	return nil
 }
 
-// CallToolName returns the tool name in the params of a tools/call proxy request, or an
-// error wrapping [ErrBadRequest] when params are not an object with a non-empty string
-// "name". A Proxier uses it to check the tool's visibility before calling it.
-func CallToolName(params json.RawMessage) (string, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil || m == nil {
-		return "", fmt.Errorf("%w: params of %s are not a JSON object", ErrBadRequest, MethodToolsCall)
-	}
-	return stringParam(MethodToolsCall, m, "name")
-}
-
 // stringParam returns params[key] as a non-empty string, or an ErrBadRequest error.
 func stringParam(method string, params map[string]json.RawMessage, key string) (string, error) {
 	raw, ok := params[key]

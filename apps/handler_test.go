@@ -208,28 +208,3 @@ func TestMethodAllowed(t *testing.T) {
 		}
 	}
 }
-
-func TestCallToolName(t *testing.T) {
-	tests := []struct {
-		params  string
-		want    string
-		wantErr bool
-	}{
-		{`{"name":"get-time","arguments":{"a":1}}`, "get-time", false},
-		{`{"name":""}`, "", true},
-		{`{"name":3}`, "", true},
-		{`{}`, "", true},
-		{`null`, "", true},
-		{``, "", true},
-		{`[]`, "", true},
-	}
-	for _, tt := range tests {
-		got, err := CallToolName(json.RawMessage(tt.params))
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("CallToolName(%s) = %q, %v; want %q, error %v", tt.params, got, err, tt.want, tt.wantErr)
-		}
-		if err != nil && !errors.Is(err, ErrBadRequest) {
-			t.Errorf("CallToolName(%s) error %v does not wrap ErrBadRequest", tt.params, err)
-		}
-	}
-}

@@ -666,3 +666,18 @@ func TestChaosRequiredServerHangs(t *testing.T) {
 	okLog.allGone(t, time.Second) // Connect closed the healthy server before returning
 	pl.allGone(t, closeBound)
 }
+
+// A ctx that ends before assembly finished fails Connect, and every process it started is
+// gone when it returns.
+func TestConnectCtxEndedLeavesNothingRunning(t *testing.T) {
+	pl, okLog := newProcLog(t), newProcLog(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	set, err := bridge.Connect(ctx, []bridge.ServerConfig{rawConfig(t, "ok", "basic", okLog), rawConfig(t, "hang", "hang", pl)}, quiet())
+	if set != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("set %v, err %v; want no set and the ctx's error", set, err)
+	}
+	okLog.waitStarts(t, 1, 5*time.Second)
+	okLog.allGone(t, time.Second)
+	pl.allGone(t, closeBound)
+}

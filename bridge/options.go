@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"time"
 
@@ -49,6 +50,12 @@ type Options struct {
 	// Server.ReadResource and Set.Proxy for that long (at most 32 per server; emptied when
 	// a session is redialled). MCP Apps hosts may prefetch and cache UI resources.
 	UIResourceCacheTTL time.Duration
+	// HTTPClient is the base client for http and sse servers, for a host's own TLS settings,
+	// proxy or tracing transport. Its Transport (nil: http.DefaultTransport) is wrapped, never
+	// modified: configured headers, raw schema capture and secret redaction still apply on
+	// top of it. Leave its Timeout zero: a Timeout would cut the long-lived SSE streams.
+	// Default: a client over http.DefaultTransport keeping up to 64 idle connections per host.
+	HTTPClient *http.Client
 	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
 	ClientInfo *mcp.Implementation
 }

@@ -77,7 +77,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		set:    set,
 		life:   life,
 		stop:   stop,
-		spec:   transportSpec(cfg, log),
+		spec:   transportSpec(cfg, o, log),
 		remote: map[string]*remoteTool{},
 		status: ServerStatus{ID: cfg.ID},
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,4 +232,51 @@ func inProcessConfig(t testing.TB, id, name string, c *counters) bridge.ServerCo
 		}
 		return ct, nil
 	}}
+}
+
+// headerTagger is a host's own RoundTripper (tracing, proxy, ...): it tags every request.
+type headerTagger struct{ base http.RoundTripper }
+
+func (h headerTagger) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Host-Transport", "yes")
+	return h.base.RoundTrip(r)
+}
+
+// Options.HTTPClient carries requests through the host's transport, with configured headers
+// and raw schema capture still applied on top.
+func TestHostHTTPClient(t *testing.T) {
+	srv := newFixture("basic", nil)
+	var mu sync.Mutex
+	var seen []http.Header
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Clone())
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	opts := quiet()
+	opts.HTTPClient = &http.Client{Transport: headerTagger{http.DefaultTransport}}
+	tools, err := connect(t, []bridge.ServerConfig{{ID: "h", URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer cfg"}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(byName(t, tools, "echo").Parameters); !strings.Contains(got, `"properties"`) {
+		t.Errorf("Parameters = %s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("no request reached the server")
+	}
+	for i, hd := range seen {
+		if hd.Get("X-Host-Transport") != "yes" || hd.Get("Authorization") != "Bearer cfg" {
+			t.Errorf("request %d: host transport %q, Authorization %q", i, hd.Get("X-Host-Transport"), hd.Get("Authorization"))
+		}
+	}
+	if opts.HTTPClient.Transport.(headerTagger).base != http.DefaultTransport {
+		t.Error("the host's client was modified")
+	}
 }

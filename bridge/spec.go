@@ -8,18 +8,19 @@ import (
 )
 
 // transportSpec is the transport's view of a server's configuration.
-func transportSpec(cfg ServerConfig, log *slog.Logger) transport.Spec {
+func transportSpec(cfg ServerConfig, o *options, log *slog.Logger) transport.Spec {
 	return transport.Spec{
-		ID:        cfg.ID,
-		Kind:      transport.Kind(cfg.Type),
-		Command:   cfg.Command,
-		Args:      cfg.Args,
-		Env:       cfg.Env,
-		Dir:       cfg.Dir,
-		URL:       cfg.URL,
-		Headers:   cfg.Headers,
-		InProcess: cfg.InProcess,
-		Logger:    log,
+		HTTPClient: o.HTTPClient,
+		ID:         cfg.ID,
+		Kind:       transport.Kind(cfg.Type),
+		Command:    cfg.Command,
+		Args:       cfg.Args,
+		Env:        cfg.Env,
+		Dir:        cfg.Dir,
+		URL:        cfg.URL,
+		Headers:    cfg.Headers,
+		InProcess:  cfg.InProcess,
+		Logger:     log,
 	}
 }
 
