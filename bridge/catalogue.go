@@ -43,6 +43,8 @@ func (rt *remoteTool) retryable() bool {
 // list fetches every tools/list page and the raw tool objects the transport captured.
 func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[string]json.RawMessage, error) {
 	var all []*mcp.Tool
+	var captured []json.RawMessage
+	budget := s.opts.newListBudget()
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	for page := 0; ; page++ {
@@ -57,9 +59,14 @@ func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[stri
 			if ctx.Err() != nil {
 				return nil, nil, fmt.Errorf("page %d: %w", page+1, s.startErr(ctx, err, sess.started))
 			}
+			return nil, nil, fmt.Errorf("page %d: %w", page+1, overrunErr(err, sess))
+		}
+		pageRaw := sess.conn.TakeTools()
+		if err := budget.add(len(res.Tools), pageRaw); err != nil {
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, err)
 		}
 		all = append(all, res.Tools...)
+		captured = append(captured, pageRaw...)
 		if res.NextCursor == "" {
 			break
 		}
@@ -70,7 +77,7 @@ func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[stri
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 	raw := map[string]json.RawMessage{}
-	for _, r := range sess.conn.TakeTools() {
+	for _, r := range append(captured, sess.conn.TakeTools()...) {
 		var head struct {
 			Name string `json:"name"`
 		}

@@ -58,6 +58,18 @@ type Options struct {
 	HTTPClient *http.Client
 	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
 	ClientInfo *mcp.Implementation
+
+	// MaxMessageBytes caps one message a server sends, on every transport: a stdio line, an
+	// HTTP response body, an SSE event. A server that sends more loses its session: the
+	// request fails naming the limit and the next one redials. Default
+	// DefaultMaxMessageBytes (16 MiB); <0 means no cap.
+	MaxMessageBytes int
+	// MaxListTools caps the tools one server may list, over all pages; a longer listing fails
+	// the server (or the re-list) in the tools/list phase. Default DefaultMaxListTools (10,000).
+	MaxListTools int
+	// MaxListBytes caps the raw bytes of one server's tool definitions, over all pages.
+	// Default DefaultMaxListBytes (32 MiB).
+	MaxListBytes int64
 }
 
 // Defaults used when Options and ServerConfig leave a field zero.

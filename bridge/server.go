@@ -212,6 +212,9 @@ func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool
 		return nil, false, s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
 	}
 	if err != nil {
+		if over := conn.Overrun(); over != nil {
+			err = fmt.Errorf("%w (Options.MaxMessageBytes)", over)
+		}
 		cancel()
 		_ = conn.Close()
 		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)

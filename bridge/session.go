@@ -54,6 +54,7 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 		if !sessionDead(err, sess) {
 			return &ServerError{Server: s.cfg.ID, Phase: phase, Err: fmt.Errorf("%s: %w", what, err)}
 		}
+		err = overrunErr(err, sess)
 		s.died(sess, err)
 		if attempt == 0 && (notSent(err) || retryable) {
 			s.log.Debug("session lost; retrying on a new session", "request", what, "err", err)
@@ -93,7 +94,7 @@ func sessionDead(err error, sess *session) bool {
 		return true
 	default:
 	}
-	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
+	return sess.conn.Overrun() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		sdkFrameTooLarge(err) || writeFailed(err)
 }

@@ -10,17 +10,18 @@ import (
 // transportSpec is the transport's view of a server's configuration.
 func transportSpec(cfg ServerConfig, o *options, log *slog.Logger) transport.Spec {
 	return transport.Spec{
-		HTTPClient: o.HTTPClient,
-		ID:         cfg.ID,
-		Kind:       transport.Kind(cfg.Type),
-		Command:    cfg.Command,
-		Args:       cfg.Args,
-		Env:        cfg.Env,
-		Dir:        cfg.Dir,
-		URL:        cfg.URL,
-		Headers:    cfg.Headers,
-		InProcess:  cfg.InProcess,
-		Logger:     log,
+		HTTPClient:    o.HTTPClient,
+		MaxFrameBytes: o.messageLimit(),
+		ID:            cfg.ID,
+		Kind:          transport.Kind(cfg.Type),
+		Command:       cfg.Command,
+		Args:          cfg.Args,
+		Env:           cfg.Env,
+		Dir:           cfg.Dir,
+		URL:           cfg.URL,
+		Headers:       cfg.Headers,
+		InProcess:     cfg.InProcess,
+		Logger:        log,
 	}
 }
 

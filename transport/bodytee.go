@@ -20,9 +20,18 @@ type teeBody struct {
 	rc   io.ReadCloser
 	sink bodySink
 	once sync.Once
+	// stop, when set, is asked before each read; a non-nil error ends the body there (and
+	// closes it), so a reader draining an endless body stops.
+	stop func() error
 }
 
 func (t *teeBody) Read(p []byte) (int, error) {
+	if t.stop != nil {
+		if err := t.stop(); err != nil {
+			_ = t.rc.Close()
+			return 0, err
+		}
+	}
 	n, err := t.rc.Read(p)
 	if n > 0 {
 		t.sink.write(p[:n])
@@ -70,10 +79,12 @@ func (s *jsonSink) finish() {
 // parsing (go-sdk fails the stream); an event of more than limit bytes
 // (counting line bytes, as go-sdk does) ends parsing; at EOF a pending event
 // is dispatched. onEvent gets the event name and data for every event with
-// data; data is only valid during the call.
+// data (when set); data is only valid during the call. onOverflow (when set) is
+// called once when an event exceeds limit.
 type sseParser struct {
-	limit   int
-	onEvent func(name string, data []byte)
+	limit      int
+	onEvent    func(name string, data []byte)
+	onOverflow func()
 
 	line     []byte // current partial line
 	evBytes  int    // bytes of the current event so far
@@ -81,6 +92,7 @@ type sseParser struct {
 	data     []byte
 	haveData bool
 	dead     bool // malformed or oversized: ignore the rest
+	over     bool // an event exceeded limit
 }
 
 func (p *sseParser) write(b []byte) {
@@ -104,7 +116,7 @@ func (p *sseParser) write(b []byte) {
 
 func (p *sseParser) appendLine(b []byte) {
 	if p.evBytes+len(p.line)+len(b) > p.limit {
-		p.kill()
+		p.overflow()
 		return
 	}
 	p.line = append(p.line, b...)
@@ -113,6 +125,15 @@ func (p *sseParser) appendLine(b []byte) {
 func (p *sseParser) kill() {
 	p.dead = true
 	p.line, p.data = nil, nil
+}
+
+// overflow ends parsing because an event is over the limit.
+func (p *sseParser) overflow() {
+	p.kill()
+	p.over = true
+	if p.onOverflow != nil {
+		p.onOverflow()
+	}
 }
 
 func (p *sseParser) processLine(line []byte) {
@@ -139,7 +160,7 @@ func (p *sseParser) processLine(line []byte) {
 }
 
 func (p *sseParser) dispatch() {
-	if p.haveData && len(p.data) > 0 {
+	if p.haveData && len(p.data) > 0 && p.onEvent != nil {
 		p.onEvent(p.name, p.data)
 	}
 	p.name, p.data, p.haveData = "", p.data[:0], false
@@ -153,7 +174,7 @@ func (p *sseParser) finish() {
 		line := p.line
 		p.evBytes += len(line)
 		if p.evBytes > p.limit {
-			p.kill()
+			p.overflow()
 			return
 		}
 		p.processLine(bytes.TrimRight(line, "\r\n"))

@@ -169,9 +169,9 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 			inner, err = t.Connect(ctx)
 		}
 	case KindHTTP:
-		inner, err = (&mcp.StreamableClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
+		inner, err = (&mcp.StreamableClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc, MaxEventSize: c.rt.budget.eventLimit()}).Connect(ctx)
 	default:
-		inner, err = (&mcp.SSEClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc}).Connect(ctx)
+		inner, err = (&mcp.SSEClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc, MaxEventSize: c.rt.budget.eventLimit()}).Connect(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connecting over %s: %w", c.kind, err)
@@ -273,6 +273,16 @@ func (c *Conn) Reached() bool {
 // Conn and Open the same Spec with KindSSE.
 func (c *Conn) FallbackToSSE() bool {
 	return c.kind == KindHTTP && c.rt.fallback.Load()
+}
+
+// Overrun returns, for http and sse, the *BudgetError (wrapping ErrMessageTooLarge) of the
+// first message the server sent over Spec.MaxFrameBytes, or nil. Once it is non-nil the
+// session is broken: go-sdk failed the connection.
+func (c *Conn) Overrun() error {
+	if c.rt == nil {
+		return nil
+	}
+	return c.rt.budget.err()
 }
 
 // Close tears the connection down. It is idempotent and safe to call

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // roundTripper is the http.RoundTripper under go-sdk's HTTP transports. It
@@ -29,6 +28,7 @@ type roundTripper struct {
 	capture  *capture
 	captures bool // tee bodies for the capture (Streamable HTTP only)
 	detect   bool // detect the legacy SSE fallback signal (Streamable HTTP only)
+	budget   *budget
 
 	reached  atomic.Bool
 	fallback atomic.Bool
@@ -61,6 +61,7 @@ func newRoundTripper(s Spec, k Kind, ep *endpoint, cp *capture) *roundTripper {
 		capture:  cp,
 		captures: k == KindHTTP,
 		detect:   k == KindHTTP,
+		budget:   newBudget(s.MaxFrameBytes),
 	}
 	for k, v := range s.Headers {
 		if strings.EqualFold(k, "Host") {
@@ -151,27 +152,60 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			rt.fallback.Store(true)
 		}
 	}
-	if rt.captures && resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.Body != nil {
-		switch {
-		case ct == "text/event-stream":
-			// Any stream may carry the response: a POST's own stream, or a
-			// GET resuming it with Last-Event-ID.
-			resp.Body = &teeBody{rc: resp.Body, sink: &sseParser{
-				limit: mcp.DefaultMaxEventSize,
-				onEvent: func(name string, data []byte) {
-					if name == "" || name == "message" {
-						rt.capture.observeResponses(data)
-					}
-				},
-			}}
-		case ct == "application/json" && sentToolsList:
-			resp.Body = &teeBody{rc: resp.Body, sink: &jsonSink{
-				limit:  maxCaptureBytes,
-				onBody: rt.capture.observeResponses,
-			}}
-		}
+	if resp.Body != nil && resp.Body != http.NoBody {
+		rt.bound(resp, ct, sentToolsList)
 	}
 	return resp, nil
+}
+
+// bound puts the per-message budget on a response body and, for Streamable HTTP, tees it
+// to the tools/list capture. An event stream is watched for events over the budget (go-sdk
+// enforces the same limit and fails the connection; the watch records which limit it was
+// and ends the body there);
+// any other body fails once it exceeds the budget, so go-sdk's io.ReadAll of an endless
+// body stops there.
+func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool) {
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ct == "text/event-stream" {
+		p := &sseParser{limit: maxCaptureBytes}
+		if rt.budget.limit > 0 {
+			p.limit = int(rt.budget.limit)
+			p.onOverflow = func() { rt.budget.record("SSE event") }
+		}
+		if rt.captures && ok {
+			// Any stream may carry the response: a POST's own stream, or a
+			// GET resuming it with Last-Event-ID.
+			p.onEvent = func(name string, data []byte) {
+				if name == "" || name == "message" {
+					rt.capture.observeResponses(data)
+				}
+			}
+		}
+		if p.onEvent != nil || p.onOverflow != nil {
+			tb := &teeBody{rc: resp.Body, sink: p}
+			if p.onOverflow != nil {
+				// go-sdk fails the stream at the same event, then drains the body to
+				// reuse the connection: stop the drain of an endless event.
+				tb.stop = func() error {
+					if p.over {
+						return rt.budget.err()
+					}
+					return nil
+				}
+			}
+			resp.Body = tb
+		}
+		return
+	}
+	if rt.budget.limit > 0 {
+		resp.Body = &limitedBody{rc: resp.Body, b: rt.budget, what: "HTTP response body"}
+	}
+	if rt.captures && ok && ct == "application/json" && sentToolsList {
+		resp.Body = &teeBody{rc: resp.Body, sink: &jsonSink{
+			limit:  maxCaptureBytes,
+			onBody: rt.capture.observeResponses,
+		}}
+	}
 }
 
 // mediaType returns the lowercased media type of a Content-Type value.

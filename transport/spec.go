@@ -53,8 +53,11 @@ type Spec struct {
 	// Grace is the stdio shutdown step: close stdin, wait Grace, SIGTERM the
 	// process group, wait Grace, SIGKILL the group. 0 selects DefaultGrace (2s).
 	Grace time.Duration
-	// MaxFrameBytes caps one inbound stdio JSON-RPC frame. 0 selects
-	// mcp.DefaultMaxLineLength (16 MiB); a negative value disables the cap.
+	// MaxFrameBytes caps one inbound message on every transport: a stdio
+	// JSON-RPC frame, an HTTP response body (application/json, or an error
+	// body), one SSE event. A server that sends more breaks its session (see
+	// Conn.Overrun). 0 selects DefaultMaxMessageBytes (16 MiB); a negative
+	// value disables the cap.
 	MaxFrameBytes int
 	// InProcess, when set, makes this an in-process server: it is called once per Open'd
 	// connection and must return a fresh, unused mcp.Transport to the server (whose side

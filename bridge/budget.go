@@ -1,0 +1,73 @@
+package bridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/ttalk/mcpbridge/transport"
+)
+
+// Defaults of the budgets that bound what one server can make the bridge hold or do; see
+// Options and the README's "Hostile servers" section.
+const (
+	DefaultMaxMessageBytes = transport.DefaultMaxMessageBytes // one message: stdio line, HTTP body, SSE event
+	DefaultMaxListTools    = 10_000                           // tools in one server's listing, all pages
+	DefaultMaxListBytes    = 32 << 20                         // raw bytes of one server's listing, all pages
+)
+
+// errListBudget is wrapped by the error of a listing over MaxListTools or MaxListBytes.
+var errListBudget = errors.New("tool listing over budget")
+
+// messageLimit is the transport's per-message limit for o (0 keeps the transport default).
+func (o *options) messageLimit() int { return o.MaxMessageBytes }
+
+func (o *options) maxListTools() int {
+	if o.MaxListTools > 0 {
+		return o.MaxListTools
+	}
+	return DefaultMaxListTools
+}
+
+func (o *options) maxListBytes() int64 {
+	if o.MaxListBytes > 0 {
+		return o.MaxListBytes
+	}
+	return DefaultMaxListBytes
+}
+
+// listBudget counts one listing against MaxListTools and MaxListBytes.
+type listBudget struct {
+	maxTools int
+	maxBytes int64
+	tools    int
+	bytes    int64
+}
+
+func (o *options) newListBudget() *listBudget {
+	return &listBudget{maxTools: o.maxListTools(), maxBytes: o.maxListBytes()}
+}
+
+// add counts one page: its decoded tool count and the raw tool objects captured for it.
+func (b *listBudget) add(tools int, raw []json.RawMessage) error {
+	b.tools += tools
+	for _, r := range raw {
+		b.bytes += int64(len(r))
+	}
+	switch {
+	case b.tools > b.maxTools:
+		return fmt.Errorf("%w: more than %d tools (Options.MaxListTools)", errListBudget, b.maxTools)
+	case b.bytes > b.maxBytes:
+		return fmt.Errorf("%w: more than %d bytes of tool definitions (Options.MaxListBytes)", errListBudget, b.maxBytes)
+	}
+	return nil
+}
+
+// overrunErr explains a request that failed because the server sent a message over the
+// per-message budget, or returns err when it did not.
+func overrunErr(err error, sess *session) error {
+	if over := sess.conn.Overrun(); over != nil {
+		return fmt.Errorf("%w (Options.MaxMessageBytes); the session was dropped", over)
+	}
+	return err
+}
