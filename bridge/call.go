@@ -15,27 +15,36 @@ import (
 // invoke is a Tool's Handler: arguments checked and validated, tools/call with redial,
 // result flattened.
 func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage) (string, error) {
+	inv, err := s.invokeFull(ctx, remote, args)
+	return inv.Text, err
+}
+
+// invokeFull is invoke keeping what went in and what came back (see Tool.Invoke).
+func (s *Server) invokeFull(ctx context.Context, remote string, args json.RawMessage) (Invocation, error) {
 	rt, err := s.remoteTool(remote)
 	if err != nil {
-		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
+		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
 	a, err := normalizeArgs(args)
 	if sch := rt.validator.get(); err == nil && sch != nil {
 		err = validateArgs(sch, a)
 	}
 	if err != nil {
-		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", rt.label, err)}
+		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", rt.label, err)}
 	}
+	inv := Invocation{Args: a}
 	res, err := s.callTool(ctx, rt, a)
 	if err != nil {
-		return "", err
+		return inv, err
 	}
+	inv.Result = res
 	if sch := rt.outValidator.get(); sch != nil && res.StructuredContent != nil && !res.IsError {
 		if verr := sch.Validate(toSchemaValue(res.StructuredContent)); verr != nil {
 			s.log.Warn("structuredContent does not match the tool's outputSchema", "tool", remote, "err", oneLine(verr.Error()))
 		}
 	}
 	text, terr := results.Flatten(res, &results.Options{MaxBytes: s.opts.MaxResultBytes, App: rt.ui.ResourceURI != ""})
+	inv.Text = text
 	if rt.ui.ResourceURI != "" && s.opts.OnAppResult != nil {
 		s.opts.OnAppResult(ctx, apps.Activity{
 			Result:      res,
@@ -45,7 +54,7 @@ func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage
 			ToolInput:   a,
 		})
 	}
-	return text, terr
+	return inv, terr
 }
 
 // toSchemaValue converts go-sdk's decoded value (float64 numbers) into what the schema
