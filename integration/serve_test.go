@@ -161,6 +161,14 @@ func TestServe(t *testing.T) {
 	browsertest.Poll(t, b, "call button", `document.querySelector("#call") !== null && document.querySelector("h2 code").textContent === "get-system-info"`)
 	browsertest.Do(t, b, "call get-system-info", chromedp.Click(chromedp.CSS(`#call`)))
 	monitor, _ := browsertest.View(t, b, first)
+	console := browsertest.Console(t, monitor)
+	defer func() {
+		for _, l := range console() {
+			if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "exception") {
+				t.Logf("system-monitor View console: %s", l)
+			}
+		}
+	}()
 	browsertest.Poll(t, b, "two polls through the proxy", `(document.querySelector("#app-log").textContent.match(/tools\/call poll-system-stats → ok/g) || []).length >= 2`)
 	browsertest.Poll(t, monitor, "the App shows memory use", `/^\d+%$/.test(document.querySelector("#memory-percent").textContent)`)
 	browsertest.Screenshot(t, b, "serve-system-monitor")

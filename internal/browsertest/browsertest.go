@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,6 +78,37 @@ func View(t testing.TB, ctx context.Context, seen ...target.ID) (context.Context
 	}
 	t.Fatal("no MCP App View frame appeared")
 	return nil, ""
+}
+
+// Console collects what ctx's frame writes to its console (console API calls, uncaught
+// exceptions, browser log entries such as CSP violations) and returns a func that reads the
+// lines so far. Collection ends with the test.
+func Console(t testing.TB, ctx context.Context) func() []string {
+	t.Helper()
+	cctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	var lines []string
+	done := make(chan struct{})
+	msgs := chromedp.Console(cctx) // subscribes now
+	go func() {
+		defer close(done)
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if len(lines) < 1000 {
+				lines = append(lines, string(m.Type)+": "+m.Text)
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(lines)
+	}
 }
 
 // Poll waits until the JavaScript expression is truthy in ctx's frame.

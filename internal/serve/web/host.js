@@ -298,6 +298,10 @@ async function selectTool(server, tool, button) {
 }
 
 function renderResult(out, r, server, tool) {
+  out.append(
+    el("h3", { text: r.appOnly ? "What the model would read (it never sees this app-only tool)" : "What the model reads" }),
+    el("pre", { id: "model-text", class: r.error || r.toolError ? "result-bad" : "", text: clip(r.modelText || "", MAX_SHOWN) }));
+  if (r.error) out.append(el("div", { class: "error", id: "call-error", text: r.error }));
   if (r.app) {
     const appBox = el("div", { id: "app-box" });
     out.append(el("h3", { text: "MCP App" }), appBox);
@@ -305,10 +309,6 @@ function renderResult(out, r, server, tool) {
       appBox.append(el("div", { class: "error", text: "The App could not be shown: " + e.message }));
     });
   }
-  out.append(
-    el("h3", { text: r.appOnly ? "What the model would read (it never sees this app-only tool)" : "What the model reads" }),
-    el("pre", { id: "model-text", class: r.error || r.toolError ? "result-bad" : "", text: clip(r.modelText || "", MAX_SHOWN) }));
-  if (r.error) out.append(el("div", { class: "error", id: "call-error", text: r.error }));
   if (r.result !== undefined) {
     out.append(el("h3", { text: "Raw result (tools/call)" }), el("pre", { id: "raw-result", text: pretty(r.result) }));
   }
