@@ -109,16 +109,28 @@ func Listen(opts Options) (*Host, error) {
 	return h, nil
 }
 
-func listenLoopback(addr string) (net.Listener, error) {
+// CheckAddr reports whether addr is one Listen accepts: host:port with a loopback IP
+// address ("" means 127.0.0.1 and a free port).
+func CheckAddr(addr string) error {
 	if addr == "" {
-		addr = "127.0.0.1:0"
+		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("serve: address %q: %w", addr, err)
+		return fmt.Errorf("serve: address %q: %w", addr, err)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("serve: address %q is not a loopback IP address; the page is only served on this machine", addr)
+		return fmt.Errorf("serve: address %q is not a loopback IP address; the page is only served on this machine", addr)
+	}
+	return nil
+}
+
+func listenLoopback(addr string) (net.Listener, error) {
+	if err := CheckAddr(addr); err != nil {
+		return nil, err
+	}
+	if addr == "" {
+		addr = "127.0.0.1:0"
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -97,7 +97,8 @@ function renderServers() {
     const list = el("ul", { class: "tools" });
     for (const t of s.tools) {
       if (!t.appOnly) tools++;
-      const b = el("button", { class: "tool", type: "button", "data-tool": t.remoteName, title: t.title || "" },
+      const tip = (t.title ? t.title + "\n" : "") + (t.description || "").split("\n")[0];
+      const b = el("button", { class: "tool", type: "button", "data-tool": t.remoteName, title: clip(tip, 300) },
         el("code", { text: t.appOnly ? t.remoteName : t.name }),
         t.uiResource ? el("span", { class: "badge app", text: "App" }) : null,
         t.appOnly ? el("span", { class: "badge apponly", text: "app-only" }) : null);
