@@ -43,6 +43,7 @@ type cliFlags struct {
 	json    bool
 	verbose bool
 	timeout time.Duration
+	addr    string
 }
 
 // Flags more than one command takes.
@@ -93,6 +94,20 @@ logged on stderr and skipped; the exit status is then 2.
 			doc: `Connects to the servers in FILE, calls TOOL (its model-visible name, as "mcpbridge tools"
 shows it) with the JSON object given (default {}) through the bridge, and prints what the model
 would read. A tool's own error prints its text and exits 2.
+`,
+		},
+		{
+			name: "serve", args: "FILE", minArgs: 1, maxArgs: 1, run: runServe,
+			flags: []cliFlag{{name: "addr", arg: "ADDR",
+				usage: "listen address of the page, a loopback IP and port (default 127.0.0.1:7391, or a free port when that one is taken)",
+				field: func(f *cliFlags) any { return &f.addr }}, verboseFlag(), timeoutFlag()},
+			summary: "see and try every server, tool and MCP App in a browser",
+			doc: `Connects to the servers in FILE and serves a local page (printed with its one-run token)
+that lists every server (status, transport, protocol, timings, problems) and its tools as the
+model sees them, calls any tool from a form built from its schema or from JSON, shows what the
+model reads next to the raw result, and renders MCP App tools' ui:// resources in a sandbox as
+an MCP Apps host. The page listens on 127.0.0.1 only and needs the token (first in the URL, then
+a cookie); Views run on a second loopback port. Runs until Ctrl-C (exit 0).
 `,
 		},
 		{
