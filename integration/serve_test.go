@@ -45,7 +45,7 @@ func yamlServers(t *testing.T, s *npmServers) []bridge.ServerConfig {
 // TestServe runs mcpbridge serve's page against the five servers of servers.yaml in headless
 // Chromium: the page lists them; get-time of server-basic-vanillajs renders its App, which
 // shows the time, and a click on the App's own button makes a tools/call through the proxy
-// that updates it; server-system-monitor's App polls its app-only poll-system-stats through
+// that updates it, and its message, log and link controls reach the page; server-system-monitor's App polls its app-only poll-system-stats through
 // the proxy; the App's attempt to call another server's tool is refused; requests without the
 // token, from another origin or to another host name are refused. Screenshots go to
 // artifacts/.
@@ -143,6 +143,13 @@ func TestServe(t *testing.T) {
 	browsertest.Do(t, view, "click the App's refresh button", chromedp.Click(chromedp.CSS(`#get-time-btn`)))
 	browsertest.Poll(t, b, "tools/call through the proxy", `document.querySelector("#app-log").textContent.includes("tools/call get-time → ok")`)
 	browsertest.Poll(t, view, "the App shows a new time", isoTime+` && document.querySelector("#server-time").textContent !== `+jsString(shown))
+
+	// The App's other controls: ui/message, notifications/message, ui/open-link.
+	browsertest.Do(t, view, "send message, log, link",
+		chromedp.Click(chromedp.CSS(`#send-message-btn`)), chromedp.Click(chromedp.CSS(`#send-log-btn`)), chromedp.Click(chromedp.CSS(`#open-link-btn`)))
+	browsertest.Poll(t, b, "message shown", `[...document.querySelectorAll(".notice")].some(n => n.textContent.includes("This is message text."))`)
+	browsertest.Poll(t, b, "log shown", `document.querySelector("#app-log").textContent.includes("This is log text.")`)
+	browsertest.Poll(t, b, "link offered", `[...document.querySelectorAll(".notice a")].some(a => a.href === "https://modelcontextprotocol.io/")`)
 
 	// An App may only reach its own server: a tools/call for another server's tool, sent
 	// from inside the View, is refused by the proxy.
