@@ -3,17 +3,21 @@ package bridge
 import (
 	"fmt"
 	"log/slog"
-	"net/url"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // ServerConfig describes one MCP server. The zero value of every optional field means the
 // documented default. ServerConfig is safe to log: its String, GoString and LogValue methods
-// redact header values, environment values and URL credentials and query values.
+// mask header values, environment values, the URL's userinfo, query values and bare query
+// keys, and arguments that look like credentials (the value of --token=X, --api-key X,
+// -H "Authorization: ...", NAME=X where NAME looks like a credential, URLs in arguments).
+// A secret passed as a bare positional argument or after a short flag (-p X) cannot be told
+// from an ordinary argument and is shown: pass secrets through Env.
 type ServerConfig struct {
 	// ID is the server's unique name: the map key in servers.yaml. It appears in logs and
 	// errors, in collision prefixes (<ID>__<tool>) and in Set.Lookup.
@@ -72,9 +76,7 @@ const (
 	TypeInProcess = "inprocess"
 )
 
-const redacted = "***"
-
-// String describes the server without secrets.
+// String describes the server without secrets (see ServerConfig).
 func (c ServerConfig) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s(", c.ID)
@@ -82,10 +84,10 @@ func (c ServerConfig) String() string {
 	case c.Command != "":
 		fmt.Fprintf(&b, "stdio %s", c.Command)
 		if len(c.Args) > 0 {
-			fmt.Fprintf(&b, " %s", strings.Join(c.Args, " "))
+			fmt.Fprintf(&b, " %s", strings.Join(redact.Args(c.Args), " "))
 		}
 		if len(c.Env) > 0 {
-			fmt.Fprintf(&b, " env=%s", redactedKeys(c.Env))
+			fmt.Fprintf(&b, " env=%s", redact.Keys(c.Env))
 		}
 	case c.InProcess != nil:
 		b.WriteString("inprocess")
@@ -94,9 +96,9 @@ func (c ServerConfig) String() string {
 		if typ == "" {
 			typ = "auto"
 		}
-		fmt.Fprintf(&b, "%s %s", typ, RedactURL(c.URL))
+		fmt.Fprintf(&b, "%s %s", typ, redact.URL(c.URL))
 		if len(c.Headers) > 0 {
-			fmt.Fprintf(&b, " headers=%s", redactedKeys(c.Headers))
+			fmt.Fprintf(&b, " headers=%s", redact.Keys(c.Headers))
 		}
 	default:
 		b.WriteString("unconfigured")
@@ -110,68 +112,23 @@ func (c ServerConfig) GoString() string {
 	return "bridge.ServerConfig" + strings.TrimPrefix(c.String(), c.ID)
 }
 
-// LogValue implements slog.LogValuer with secrets redacted.
+// LogValue implements slog.LogValuer with secrets masked (see ServerConfig).
 func (c ServerConfig) LogValue() slog.Value {
 	attrs := []slog.Attr{slog.String("id", c.ID)}
 	if c.Type != "" {
 		attrs = append(attrs, slog.String("type", c.Type))
 	}
 	if c.Command != "" {
-		attrs = append(attrs, slog.String("command", c.Command), slog.Any("args", c.Args))
+		attrs = append(attrs, slog.String("command", c.Command), slog.Any("args", redact.Args(c.Args)))
 	}
 	if len(c.Env) > 0 {
-		attrs = append(attrs, slog.String("env", redactedKeys(c.Env)))
+		attrs = append(attrs, slog.String("env", redact.Keys(c.Env)))
 	}
 	if c.URL != "" {
-		attrs = append(attrs, slog.String("url", RedactURL(c.URL)))
+		attrs = append(attrs, slog.String("url", redact.URL(c.URL)))
 	}
 	if len(c.Headers) > 0 {
-		attrs = append(attrs, slog.String("headers", redactedKeys(c.Headers)))
+		attrs = append(attrs, slog.String("headers", redact.Keys(c.Headers)))
 	}
 	return slog.GroupValue(attrs...)
-}
-
-// redactedKeys renders a map as "{K1=***,K2=***}" in key order.
-func redactedKeys(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		keys[i] = k + "=" + redacted
-	}
-	return "{" + strings.Join(keys, ",") + "}"
-}
-
-// RedactURL returns raw with the user info and every query value replaced by "***". A URL
-// that does not parse is replaced entirely, since it may hold anything.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return redacted
-	}
-	hadUser := u.User != nil
-	u.User = nil
-	if u.RawQuery != "" {
-		q := u.Query()
-		keys := make([]string, 0, len(q))
-		for k := range q {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for i, k := range keys {
-			keys[i] = url.QueryEscape(k) + "=" + redacted
-		}
-		u.RawQuery = strings.Join(keys, "&")
-	}
-	u.Fragment = ""
-	s := u.String()
-	if hadUser {
-		// url.User would percent-encode the mask; put it in by hand after the scheme.
-		if i := strings.Index(s, "://"); i >= 0 {
-			s = s[:i+3] + redacted + "@" + s[i+3:]
-		}
-	}
-	return s
 }

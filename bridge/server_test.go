@@ -38,7 +38,7 @@ func runStdioServer(name string) int {
 		fmt.Fprintf(os.Stderr, "unknown fixture %q\n", name)
 		return 2
 	}
-	fmt.Fprintf(os.Stderr, "fixture %s starting (pid %d)\n", name, os.Getpid())
+	fmt.Fprintf(os.Stderr, "fixture %s starting (pid %d) with %q\n", name, os.Getpid(), os.Args[1:])
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fixture:", err)
 		return 1

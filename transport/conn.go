@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // killWait is how long Close waits for the process after SIGKILL, and
@@ -41,6 +43,9 @@ type Conn struct {
 	spec   Spec // copy; stdio settings
 	exited chan struct{}
 	tail   *tailBuffer
+	// secrets are masked in stderr lines and the tail: the values of arguments and
+	// environment variables named like credentials.
+	secrets []string
 
 	// inprocess
 	factory func() (mcp.Transport, error)
@@ -101,6 +106,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 			n = DefaultStderrTailBytes
 		}
 		c.tail = &tailBuffer{max: n}
+		c.secrets = append(redact.ArgSecrets(s.Args), redact.EnvSecrets(s.Env)...)
 	case KindInProcess:
 		c.factory = s.InProcess
 	case KindHTTP, KindSSE:
@@ -202,12 +208,13 @@ func (c *Conn) TakeTools() []json.RawMessage { return c.cap.take() }
 
 // Stderr returns, for stdio, the tail of the process's stderr: valid UTF-8,
 // at most StderrTailBytes bytes (plus replacement characters for invalid
-// bytes). It is "" for http and sse.
+// bytes), with the values of arguments and environment variables named like
+// credentials masked. It is "" for http and sse.
 func (c *Conn) Stderr() string {
 	if c.tail == nil {
 		return ""
 	}
-	return c.tail.String()
+	return redact.String(c.tail.String(), c.secrets)
 }
 
 // Exited returns, for stdio, a channel closed once the process has exited

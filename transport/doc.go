@@ -48,8 +48,8 @@
 //
 // # HTTP and SSE
 //
-// go-sdk is given a redacted endpoint: no userinfo, and every query value
-// replaced by "***". The package's [http.RoundTripper] restores the real URL
+// go-sdk is given a masked endpoint: no userinfo, and every query value and
+// every bare query key replaced by "***". The package's [http.RoundTripper] restores the real URL
 // (and sends the userinfo as basic auth) on the way out, so no error produced
 // by net/http or go-sdk can contain URL secrets. [Spec.Headers] (and the
 // userinfo as basic auth, unless Headers set Authorization) are added to

@@ -2,18 +2,17 @@ package transport
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // roundTripper is the http.RoundTripper under go-sdk's HTTP transports. It
@@ -29,6 +28,10 @@ type roundTripper struct {
 	captures bool // tee bodies for the capture (Streamable HTTP only)
 	detect   bool // detect the legacy SSE fallback signal (Streamable HTTP only)
 	budget   *budget
+
+	// secrets are the strings no error may show: the endpoint's userinfo, query values and
+	// bare query keys, and the header values.
+	secrets []string
 
 	reached  atomic.Bool
 	fallback atomic.Bool
@@ -63,7 +66,13 @@ func newRoundTripper(s Spec, k Kind, ep *endpoint, cp *capture) *roundTripper {
 		detect:   k == KindHTTP,
 		budget:   newBudget(s.MaxFrameBytes),
 	}
+	withUser := *ep.real
+	withUser.User = ep.user
+	rt.secrets = redact.URLSecrets(&withUser)
 	for k, v := range s.Headers {
+		if v != "" {
+			rt.secrets = append(rt.secrets, v)
+		}
 		if strings.EqualFold(k, "Host") {
 			rt.host = v
 			continue
@@ -121,7 +130,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
-			return nil, rt.redactErr(err)
+			return nil, redact.Error(err, rt.secrets)
 		}
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -136,7 +145,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := rt.base.RoundTrip(out)
 	if err != nil {
-		return nil, rt.redactErr(err)
+		return nil, redact.Error(err, rt.secrets)
 	}
 	rt.reached.Store(true)
 	resp.Request = req // never expose the real URL through the response
@@ -230,76 +239,3 @@ func isInitialize(body []byte) bool {
 	})
 	return found
 }
-
-// secrets returns the strings that must never appear in an error: the real
-// query and the userinfo parts.
-func (rt *roundTripper) secrets() []string {
-	var s []string
-	if q := rt.ep.real.RawQuery; q != "" {
-		s = append(s, q)
-		for p := range strings.SplitSeq(q, "&") {
-			if _, v, ok := strings.Cut(p, "="); ok && v != "" {
-				s = append(s, v)
-				if uv, err := url.QueryUnescape(v); err == nil && uv != "" {
-					s = append(s, uv)
-				}
-			}
-		}
-	}
-	if u := rt.ep.user; u != nil {
-		if n := u.Username(); n != "" {
-			s = append(s, n)
-		}
-		if pw, ok := u.Password(); ok && pw != "" {
-			s = append(s, pw)
-		}
-	}
-	for _, vs := range rt.headers {
-		for _, v := range vs {
-			if v != "" {
-				s = append(s, v)
-			}
-		}
-	}
-	return s
-}
-
-// redactErr returns err unchanged unless its text contains a secret; then it
-// returns an error whose text has them replaced by "***". The original error
-// is not reachable from the result (that would defeat the purpose), but
-// context errors and timeouts stay recognisable.
-func (rt *roundTripper) redactErr(err error) error {
-	msg := err.Error()
-	leaked := false
-	for _, s := range rt.secrets() {
-		if len(s) >= 3 && strings.Contains(msg, s) {
-			msg = strings.ReplaceAll(msg, s, "***")
-			leaked = true
-		}
-	}
-	if !leaked {
-		return err
-	}
-	re := &redactedError{msg: msg}
-	switch {
-	case errors.Is(err, context.Canceled):
-		re.cause = context.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		re.cause = context.DeadlineExceeded
-	}
-	var ne net.Error
-	re.timeout = errors.As(err, &ne) && ne.Timeout()
-	return re
-}
-
-// redactedError is an error whose text had secrets removed.
-type redactedError struct {
-	msg     string
-	cause   error // a context error, or nil
-	timeout bool
-}
-
-func (e *redactedError) Error() string   { return e.msg }
-func (e *redactedError) Unwrap() error   { return e.cause }
-func (e *redactedError) Timeout() bool   { return e.timeout }
-func (e *redactedError) Temporary() bool { return false }

@@ -12,20 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-func TestRedactQuery(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"token=abc", "token=***"},
-		{"a=1&b=&c", "a=***&b=***&***"},
-		{"k=v%2Fx&&z=9", "k=***&&z=***"},
-	}
-	for _, tt := range tests {
-		if got := redactQuery(tt.in); got != tt.want {
-			t.Errorf("redactQuery(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestParseEndpoint(t *testing.T) {
 	ep, err := parseEndpoint("https://bob:pw@Example.com:8443/a%2Fb/mcp?token=s%20x&k=v#frag")
 	if err != nil {

@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Kind is a transport kind.
@@ -38,8 +39,8 @@ type Spec struct {
 	ID      string            // server ID, used in logs and errors
 	Kind    Kind              // "" = infer (see Kinds)
 	Command string            // stdio: the program (no shell); Args its arguments
-	Args    []string          // stdio: arguments; never logged or put in errors
-	Env     map[string]string // stdio: added to the parent environment (os.Environ()), overriding the same keys; values are never logged
+	Args    []string          // stdio: arguments; never logged or put in errors; credential-like values are masked in stderr
+	Env     map[string]string // stdio: added to the parent environment (os.Environ()), overriding the same keys; values are never logged, credential-named ones are masked in stderr
 	Dir     string            // stdio: working directory; "" = the current one
 	URL     string            // http/sse: the endpoint; its userinfo and query values are treated as secrets
 	Headers map[string]string // http/sse: set on every HTTP request to the endpoint's host; values are secrets
@@ -158,7 +159,7 @@ func parseEndpoint(raw string) (*endpoint, error) {
 	real.User = nil
 	real.Fragment, real.RawFragment = "", ""
 	red := real
-	red.RawQuery = redactQuery(u.RawQuery)
+	red.RawQuery = redact.Query(u.RawQuery)
 	red.ForceQuery = false
 	// Round-trip the redacted URL through its string form, as go-sdk will,
 	// so that comparisons in the RoundTripper see exactly what go-sdk sends.
@@ -167,21 +168,4 @@ func parseEndpoint(raw string) (*endpoint, error) {
 		return nil, errURLSyntax
 	}
 	return &endpoint{real: &real, user: u.User, redacted: r2}, nil
-}
-
-// redactQuery replaces every query value (and every bare key, which may be a
-// secret itself) by "***", keeping key names and order.
-func redactQuery(q string) string {
-	if q == "" {
-		return ""
-	}
-	parts := strings.Split(q, "&")
-	for i, p := range parts {
-		if k, _, ok := strings.Cut(p, "="); ok {
-			parts[i] = k + "=***"
-		} else if p != "" {
-			parts[i] = "***"
-		}
-	}
-	return strings.Join(parts, "&")
 }

@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // maxLogLine caps one logged stderr line; longer lines are cut and marked.
@@ -179,7 +181,7 @@ func (c *Conn) stopProcess(p *process) error {
 // the logger at Debug level.
 func (c *Conn) drainStderr(p *process) {
 	defer close(p.drained)
-	ll := lineLogger{logger: c.logger, id: c.id}
+	ll := lineLogger{logger: c.logger, id: c.id, secrets: c.secrets}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := p.stderr.Read(buf)
@@ -198,6 +200,7 @@ func (c *Conn) drainStderr(p *process) {
 type lineLogger struct {
 	logger   *slog.Logger
 	id       string
+	secrets  []string // masked in each line
 	partial  []byte
 	skipping bool // the current line was already logged, truncated
 }
@@ -246,7 +249,7 @@ func (l *lineLogger) flush() {
 }
 
 func (l *lineLogger) emit(truncated bool) {
-	line := strings.ToValidUTF8(string(bytes.TrimRight(l.partial, "\r")), "\uFFFD")
+	line := redact.String(strings.ToValidUTF8(string(bytes.TrimRight(l.partial, "\r")), "\uFFFD"), l.secrets)
 	l.partial = l.partial[:0]
 	attrs := []slog.Attr{slog.String("server", l.id), slog.String("line", line)}
 	if truncated {

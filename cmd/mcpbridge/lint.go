@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Provider lint: things in a model-visible tool that model APIs are known to reject. The
@@ -67,7 +68,7 @@ func lintSchema(raw json.RawMessage) []string {
 			local = true
 			return
 		}
-		out = append(out, fmt.Sprintf(`"$ref" at %s points outside the schema (%s): no provider fetches it, and the bridge does not validate against it`, ptrOrRoot(ptr), bridge.RedactURL(ref)))
+		out = append(out, fmt.Sprintf(`"$ref" at %s points outside the schema (%s): no provider fetches it, and the bridge does not validate against it`, ptrOrRoot(ptr), redact.URL(ref)))
 	})
 	_, defs := top["$defs"]
 	_, definitions := top["definitions"]

@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 
 // serveStdio runs a test server on stdin/stdout: "basic" (tools with every feature probe
 // reports on), "mini" (one tool that clashes with basic's), "crash" (writes to stderr and
-// exits before the handshake), "hang" (never answers).
+// exits before the handshake), "echoargs" (prints its arguments and exits), "hang" (never
+// answers).
 func serveStdio(kind string) int {
 	switch kind {
 	case "basic", "mini":
@@ -47,6 +48,9 @@ func serveStdio(kind string) int {
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // until the client closes stdin
 		return 0
+	case "echoargs": // prints its arguments and API_TOKEN to stderr, then fails like crash
+		fmt.Fprintln(os.Stderr, "echoargs: started with", os.Args[1:], "token", os.Getenv("API_TOKEN"))
+		return 3
 	case "crash":
 		for i := 1; i <= 14; i++ {
 			fmt.Fprintf(os.Stderr, "crash: log line %d\n", i)
