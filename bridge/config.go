@@ -13,6 +13,7 @@ import (
 //
 //	config.go           LoadConfig, ReadConfig, ParseConfig and the file format (on LoadConfig)
 //	config_yaml.go      walking YAML: positions, errors, the node budget, aliases and merge keys
+//	                    (go-yaml's error texts are matched in deptext.go)
 //	config_file.go      the document level: where the servers map is, dialects' selections
 //	config_keys.go      the one table of server keys (key -> slot -> reader)
 //	config_server.go    one server entry: the key loop, combination checks, expansion

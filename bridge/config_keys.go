@@ -46,7 +46,12 @@ const (
 )
 
 // serverKeys is the table of server keys: every key the parser reads, ignores or warns
-// about is here, once. A new spelling of an existing setting is one line.
+// about is here, once; the "did you mean" candidates, the ignored and the unsupported keys
+// are all derived from it. A new spelling of an existing setting is one line. A new setting
+// is one line naming its slot and a reader that stores it in a ServerConfig field, plus a
+// sample in keySamples (config_keys_test.go), which TestEveryServerKeyIsRead demands; a key
+// that becomes read (say "auth") leaves the ignored or unsupported rows, or the test fails.
+// Document it in LoadConfig's format section.
 func serverKeys() []serverKey {
 	return []serverKey{
 		{"type", slotType, readType, readKey},
