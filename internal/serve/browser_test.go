@@ -66,4 +66,18 @@ func TestBrowserFixture(t *testing.T) {
 		t.Error("an App message became HTML")
 	}
 	browsertest.Screenshot(t, ctx, "fixture-app")
+
+	// Display modes: fullscreen (declared) is granted and announced; pip (not declared, not
+	// offered) is not.
+	browsertest.Do(t, view, "fullscreen", chromedp.Click(chromedp.CSS(`#fullscreen`)))
+	browsertest.Poll(t, view, "fullscreen granted", `document.querySelector("#mode").textContent === "fullscreen" && document.querySelector("#ctx-mode").textContent === "fullscreen"`)
+	browsertest.Poll(t, ctx, "fullscreen shown", `document.querySelector(".app-view").classList.contains("fullscreen")`)
+	browsertest.Do(t, view, "pip", chromedp.Click(chromedp.CSS(`#pip`)))
+	browsertest.Poll(t, view, "pip refused", `document.querySelector("#mode").textContent === "fullscreen"`)
+	browsertest.Do(t, view, "model context", chromedp.Click(chromedp.CSS(`#context`)))
+	browsertest.Poll(t, ctx, "model context shown", `[...document.querySelectorAll(".notice")].some(n => n.textContent.includes("the count is <u>shown</u>"))`)
+
+	// Closing sends ui/resource-teardown and waits for the View's answer.
+	browsertest.Do(t, ctx, "close", chromedp.Click(chromedp.CSS(`.app-view header button`)))
+	browsertest.Poll(t, ctx, "closed after the View's answer", `document.querySelector(".app-view") === null && document.querySelector(".app-closed").textContent.includes("acknowledged")`)
 }

@@ -394,7 +394,7 @@ class AppView {
     const cspText = Object.keys(this.csp).length ? "CSP " + JSON.stringify(this.csp) : "CSP: restrictive default (no external origins)";
     this.notices = el("div", { class: "notices" });
     this.logList = el("ul", { class: "log", id: "app-log", "aria-label": "App messages" });
-    this.root = el("div", { class: "app" + (this.prefersBorder === false ? " borderless" : "") },
+    this.root = el("div", { class: "app-view" + (this.prefersBorder === false ? " borderless" : "") },
       el("header", {},
         el("code", { text: this.activity.resourceUri }),
         el("span", { text: `server ${this.activity.serverId} · hash ${this.activity.serverHash}` }),
@@ -706,13 +706,16 @@ class AppView {
 
   async teardown(reason) {
     if (this.torn) return;
+    let how = "before it initialized";
     if (this.initialized) {
       try {
         await this.request("ui/resource-teardown", { reason }, TEARDOWN_WAIT);
+        how = "the View acknowledged ui/resource-teardown";
       } catch (e) {
-        // the View did not answer in time; tear down anyway
+        how = `the View did not answer ui/resource-teardown within ${TEARDOWN_WAIT / 1000}s`; // torn down anyway
       }
     }
+    this.box.append(el("p", { class: "muted app-closed", text: `The App was closed (${reason}; ${how}).` }));
     this.torn = true;
     window.removeEventListener("message", this.onMessage);
     if (this.escHandler) document.removeEventListener("keydown", this.escHandler);
