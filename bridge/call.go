@@ -25,9 +25,12 @@ func (s *Server) invokeFull(ctx context.Context, remote string, args json.RawMes
 	if err != nil {
 		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
+	// Our own work (validation) counts against the call's deadline like the server's.
+	ctx, cancel := context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+	defer cancel()
 	a, err := normalizeArgs(args)
-	if sch := rt.validator.get(); err == nil && sch != nil {
-		err = validateArgs(sch, a)
+	if err == nil {
+		err = s.validateArgs(ctx, rt, a)
 	}
 	if err != nil {
 		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", rt.label, err)}
@@ -38,10 +41,8 @@ func (s *Server) invokeFull(ctx context.Context, remote string, args json.RawMes
 		return inv, err
 	}
 	inv.Result = res
-	if sch := rt.outValidator.get(); sch != nil && res.StructuredContent != nil && !res.IsError {
-		if verr := sch.Validate(toSchemaValue(res.StructuredContent)); verr != nil {
-			s.log.Warn("structuredContent does not match the tool's outputSchema", "tool", remote, "err", oneLine(verr.Error()))
-		}
+	if rt.outValidator != nil && res.StructuredContent != nil && !res.IsError {
+		s.checkOutput(ctx, rt, res.StructuredContent)
 	}
 	text, terr := results.Flatten(res, &results.Options{MaxBytes: s.opts.MaxResultBytes, App: rt.ui.ResourceURI != ""})
 	inv.Text = text

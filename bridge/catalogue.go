@@ -97,7 +97,10 @@ func isMethodNotFound(err error) bool {
 
 // convert derives remote tools from a listing. It returns them by name, the names offered to
 // the model in listing order, the app-only names, and problems found.
-func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map[string]*remoteTool, []string, []string, []ToolProblem) {
+//
+// Schemas are measured against the budgets the first time their bytes are seen, and compiled
+// while ctx allows (later ones compile on first use).
+func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]json.RawMessage) (map[string]*remoteTool, []string, []string, []ToolProblem) {
 	remote := make(map[string]*remoteTool, len(tools))
 	var model, appOnly []string
 	var problems []ToolProblem
@@ -151,12 +154,13 @@ func (s *Server) convert(tools []*mcp.Tool, raw map[string]json.RawMessage) (map
 			problem(t.Name, "MCP Apps metadata: "+p, false)
 		}
 		if !s.opts.DisableValidation {
-			if rt.validator, err = checkedSchema(schema); err != nil {
-				problem(t.Name, "inputSchema does not compile, arguments are not validated: "+oneLine(err.Error()), false)
+			var p string
+			if rt.validator, p = s.schema(ctx, schema, "inputSchema"); p != "" {
+				problem(t.Name, p, false)
 			}
 			if len(parts.OutputSchema) > 0 {
-				if rt.outValidator, err = checkedSchema(parts.OutputSchema); err != nil {
-					problem(t.Name, "outputSchema does not compile: "+oneLine(err.Error()), false)
+				if rt.outValidator, p = s.schema(ctx, parts.OutputSchema, "outputSchema"); p != "" {
+					problem(t.Name, p, false)
 				}
 			}
 		}
@@ -194,16 +198,18 @@ func (s *Server) wanted(name string) bool {
 
 // install makes sess the live session with a fresh listing. Tools named before keep their
 // names; tools no longer listed are marked gone.
-func (s *Server) install(sess *session, listed []*mcp.Tool, raw map[string]json.RawMessage) {
-	s.apply(sess, nil, listed, raw)
+func (s *Server) install(ctx context.Context, sess *session, listed []*mcp.Tool, raw map[string]json.RawMessage) {
+	s.apply(ctx, sess, nil, listed, raw)
 }
 
 // apply converts a listing and makes it the server's, with sess as the live session. When
 // onlyIf is set, the listing is applied only while onlyIf is still the live session (a
 // re-list after tools/list_changed must not undo a redial that happened meanwhile). It
 // returns the server's tool names that appeared and disappeared, and whether it applied.
-func (s *Server) apply(sess, onlyIf *session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
-	remote, model, appOnly, problems := s.convert(listed, raw)
+func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
+	s.schemas.begin()
+	remote, model, appOnly, problems := s.convert(ctx, listed, raw)
+	s.schemas.end()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if onlyIf != nil && s.sess != onlyIf {

@@ -66,7 +66,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		s.closeWithin(ctx, sess)
 		return fail(s, s.serverError(PhaseList, err, sess.conn), timings)
 	}
-	s.install(sess, listed, raw)
+	s.install(ctx, sess, listed, raw)
 	s.mu.Lock()
 	s.lastDial = time.Now()
 	s.mu.Unlock()

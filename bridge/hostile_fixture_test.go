@@ -25,6 +25,8 @@ type hostileServer struct {
 	tools []string
 	// endlessTool is the name of a tool whose tools/call answer never ends.
 	endlessTool string
+	// results are raw tools/call results by tool name; the default is a text "ok".
+	results map[string]string
 
 	written  atomic.Int64 // bytes of endless bodies written
 	finished atomic.Int32 // endless bodies that ended (the client stopped reading)
@@ -93,6 +95,10 @@ func (h *hostileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.calls.Add(1)
+		if r, ok := h.results[req.Params.Name]; ok {
+			h.reply(w, req.ID, r)
+			return
+		}
 		h.reply(w, req.ID, `{"content":[{"type":"text","text":"ok"}]}`)
 	case "ping":
 		h.reply(w, req.ID, `{}`)

@@ -1,6 +1,8 @@
 package bridge_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -126,5 +128,163 @@ func TestHostileEndlessToolList(t *testing.T) {
 				t.Errorf("peak heap growth %d bytes", growth)
 			}
 		})
+	}
+}
+
+// allOfChain is a schema small on the wire whose validation doubles at each of n levels: each
+// $defs entry allOf-s the next one twice (2^n steps).
+func allOfChain(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"x":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	for i := range n {
+		fmt.Fprintf(&b, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"d%d":{"type":"string"}}}`, n)
+	return b.String()
+}
+
+// wideSchema is an object schema with n properties.
+func wideSchema(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+func toolJSON(name, input, output string) string {
+	s := `{"name":"` + name + `","inputSchema":` + input
+	if output != "" {
+		s += `,"outputSchema":` + output
+	}
+	return s + `}`
+}
+
+// Schemas whose validation or compilation would take unbounded time are measured in one
+// linear pass when listed: over budget, the tool is offered without validation and a problem
+// says why; no Handler call and no Connect runs past its deadline because of them.
+func TestHostileSchemas(t *testing.T) {
+	// A recursion through properties that doubles at each level of the instance.
+	recursiveFanout := `{"$ref":"#/$defs/n","$defs":{"n":{"type":"object","properties":{"a":{"allOf":[{"$ref":"#/$defs/n"},{"$ref":"#/$defs/n"}]}}}}}`
+	// A legitimate recursive schema: a tree.
+	tree := `{"type":"object","$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"properties":{"root":{"$ref":"#/$defs/node"}}}`
+	structured := `{"content":[{"type":"text","text":"{\"x\":\"s\"}"}],"structuredContent":{"x":"s"}}`
+	srv := &hostileServer{
+		tools: []string{
+			toolJSON("chain", allOfChain(40), ""),
+			toolJSON("chain_out", `{"type":"object"}`, allOfChain(40)),
+			toolJSON("wide", wideSchema(30_000), ""),
+			toolJSON("fanout", recursiveFanout, ""),
+			toolJSON("tree", tree, ""),
+		},
+		results: map[string]string{"chain_out": structured},
+	}
+	opts := quiet()
+	opts.ConnectTimeout = 8 * time.Second
+	start := time.Now()
+	set, err := connectSet(t, []bridge.ServerConfig{{ID: "hostile", URL: srv.start(t)}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Connect took %v", time.Since(start).Round(time.Millisecond))
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("Connect took %v, past its 8s connect timeout", d)
+	}
+	if f := set.Failed(); len(f) != 0 {
+		t.Fatalf("failed: %v", f)
+	}
+	st := set.Servers()[0].Status()
+	problems := map[string]string{}
+	for _, p := range st.Problems {
+		problems[p.Tool] += p.Problem
+	}
+	wantProblems := map[string]string{
+		"chain":     "inputSchema is over the validation budget, arguments are not validated: its worst-case validation work",
+		"chain_out": "outputSchema is over the validation budget, structuredContent is not checked",
+		"wide":      "more than 5000 subschemas (Options.MaxSchemaNodes)",
+		"fanout":    "inputSchema is over the validation budget",
+	}
+	for tool, want := range wantProblems {
+		if !strings.Contains(problems[tool], want) {
+			t.Errorf("problem of %s = %q, want it to contain %q", tool, problems[tool], want)
+		}
+	}
+	if p := problems["tree"]; p != "" {
+		t.Errorf("tree has a problem: %s", p)
+	}
+
+	tools := set.Tools()
+	call := func(name, args string) (string, error, time.Duration) {
+		ctx := ctxT(t, 5*time.Second)
+		start := time.Now()
+		out, err := byName(t, tools, name).Handler(ctx, json.RawMessage(args))
+		return out, err, time.Since(start)
+	}
+	// Deep arguments for the recursive fan-out: 40 levels would be 2^40 steps to validate.
+	deep := strings.Repeat(`{"a":`, 40) + `{}` + strings.Repeat(`}`, 40)
+	for _, c := range []struct{ tool, args string }{
+		{"chain", `{"x":"s"}`},
+		{"chain_out", `{}`},
+		{"wide", `{"p1":"s"}`},
+		{"fanout", deep},
+	} {
+		out, err, d := call(c.tool, c.args)
+		if err != nil || !strings.Contains(out, "ok") && !strings.Contains(out, `"x"`) {
+			t.Errorf("%s: %q, %v; want the server's answer (validation off)", c.tool, out, err)
+		}
+		if d > 4*time.Second {
+			t.Errorf("%s: the call took %v", c.tool, d)
+		}
+	}
+	// The tree is validated: wrong types deep inside are found; arguments nested past the
+	// depth the work bound covers are passed on unvalidated rather than risk the deadline.
+	if _, err, _ := call("tree", `{"root":{"kids":[{"v":"x"}]}}`); !errors.Is(err, bridge.ErrInvalidArguments) {
+		t.Errorf("tree with a bad leaf: %v, want ErrInvalidArguments", err)
+	}
+	deepTree := strings.Repeat(`{"kids":[`, 100) + `{"v":"x"}` + strings.Repeat(`]}`, 100)
+	if out, err, d := call("tree", `{"root":`+deepTree+`}`); err != nil || out != "ok" || d > 4*time.Second {
+		t.Errorf("tree 100 levels deep: %q, %v after %v; want it passed on unvalidated", out, err, d)
+	}
+}
+
+// A 200,000-property schema (a few MB on the wire) costs Connect a linear pass, never the
+// quadratic compile: Connect never runs past an 8 s connect timeout. (On a loaded machine
+// go-sdk's own decoding of the listing may take most of it; the server then fails with a
+// timeout, which is still on time.)
+func TestHostileHugeSchemaConnect(t *testing.T) {
+	srv := &hostileServer{tools: []string{toolJSON("huge", wideSchema(200_000), ""), toolJSON("fine", `{"type":"object"}`, "")}}
+	opts := quiet()
+	opts.ConnectTimeout = 8 * time.Second
+	start := time.Now()
+	set, err := connectSet(t, []bridge.ServerConfig{{ID: "huge", URL: srv.start(t)}}, opts)
+	d := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Connect took %v", d.Round(time.Millisecond))
+	if d > 9*time.Second {
+		t.Fatalf("Connect took %v with an 8s connect timeout", d)
+	}
+	if f := set.Failed(); len(f) > 0 {
+		if !errors.Is(f[0], context.DeadlineExceeded) {
+			t.Fatalf("failed: %v", f[0])
+		}
+		t.Logf("the listing did not finish in time on this machine: %v", f[0])
+		return
+	}
+	if n := len(set.Tools()); n != 2 {
+		t.Fatalf("tools = %v, want huge and fine", names(set.Tools()))
+	}
+	var problem string
+	for _, p := range set.Servers()[0].Status().Problems {
+		problem += p.Problem
+	}
+	if !strings.Contains(problem, "larger than") {
+		t.Errorf("problems = %q, want the huge schema over budget", problem)
 	}
 }

@@ -71,7 +71,7 @@ func (s *Server) relistOnce() {
 		}
 		return
 	}
-	added, removed, ok := s.apply(sess, sess, listed, raw)
+	added, removed, ok := s.apply(ctx, sess, sess, listed, raw)
 	if !ok || (len(added) == 0 && len(removed) == 0) {
 		return
 	}

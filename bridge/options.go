@@ -70,6 +70,16 @@ type Options struct {
 	// MaxListBytes caps the raw bytes of one server's tool definitions, over all pages.
 	// Default DefaultMaxListBytes (32 MiB).
 	MaxListBytes int64
+	// MaxSchemaCost caps the worst-case validation work of one schema (inputSchema or
+	// outputSchema): the subschema applications for one value, each $ref target and allOf,
+	// anyOf and oneOf branch counted every time it is reached. A schema over it is not
+	// compiled: its tool is offered without validation (the server still validates), with a
+	// ToolProblem. Default DefaultMaxSchemaCost (100,000).
+	MaxSchemaCost int
+	// MaxSchemaNodes caps the subschemas of one schema, which bounds compile time (the
+	// validator library compiles in time quadratic in them). Over it, as for MaxSchemaCost.
+	// Default DefaultMaxSchemaNodes (5,000).
+	MaxSchemaNodes int
 }
 
 // Defaults used when Options and ServerConfig leave a field zero.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -63,40 +62,18 @@ func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileDoc(doc)
+}
+
+// compileDoc compiles a decoded schema (see compileSchema).
+func compileDoc(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusingLoader{})
-	const loc = "urn:mcpbridge:inputSchema"
-	if err := c.AddResource(loc, doc); err != nil {
+	if err := c.AddResource(rootBase, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(loc)
-}
-
-// lazySchema is a schema known to compile, compiled again on first use and then kept.
-// Assembly compiles every schema once to report problems and drops the result: a compiled
-// schema costs about 20 KB per tool, and a model calls few of the tools it is offered.
-type lazySchema struct {
-	raw  json.RawMessage
-	once sync.Once
-	sch  *jsonschema.Schema
-}
-
-// checkedSchema compiles raw to find problems and returns a lazySchema for it.
-func checkedSchema(raw json.RawMessage) (*lazySchema, error) {
-	if _, err := compileSchema(raw); err != nil {
-		return nil, err
-	}
-	return &lazySchema{raw: raw}, nil
-}
-
-// get returns the compiled schema, or nil for a nil lazySchema.
-func (l *lazySchema) get() *jsonschema.Schema {
-	if l == nil {
-		return nil
-	}
-	l.once.Do(func() { l.sch, _ = compileSchema(l.raw) })
-	return l.sch
+	return c.Compile(rootBase)
 }
 
 // normalizeArgs turns the model's arguments into the JSON object sent to the server:
@@ -141,7 +118,12 @@ func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
-	err = sch.Validate(inst)
+	return validateInstance(sch, inst)
+}
+
+// validateInstance is validateArgs for decoded arguments.
+func validateInstance(sch *jsonschema.Schema, inst any) error {
+	err := sch.Validate(inst)
 	if err == nil {
 		return nil
 	}

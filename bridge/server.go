@@ -47,6 +47,7 @@ type Server struct {
 	// uiCache holds ui:// resources by URI, when Options.UIResourceCacheTTL > 0.
 	uiCache map[string]cachedResource
 
+	schemas  schemaCache    // measured and compiled schemas by their bytes
 	progress progressRoutes // progress tokens of calls in flight
 	relist   relistState    // re-listing after tools/list_changed
 	notify   notifier       // runs OnToolsChanged outside background work

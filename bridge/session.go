@@ -210,7 +210,7 @@ func (s *Server) redial() error {
 		s.log.Warn("reconnect failed", "phase", serr.Phase, "err", serr.Err)
 		return serr
 	}
-	s.install(sess, listed, raw)
+	s.install(ctx, sess, listed, raw)
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()

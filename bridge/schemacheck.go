@@ -1,0 +1,318 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+const (
+	// maxSchemaBytes caps a schema the bridge decodes for validation: larger ones are offered
+	// without validation, before any decoding work.
+	maxSchemaBytes = 2 << 20
+	// keepCompiledNodes: a schema with more subschemas than this stays compiled after the
+	// assembly check (recompiling it on first use would cost noticeable time); smaller ones
+	// are dropped (a compiled schema costs about 20 KB) and compiled again on first use.
+	keepCompiledNodes = 100
+	// inlineWork: validations whose worst case is at most this many subschema applications
+	// run on the caller's goroutine; larger ones run on their own so that the caller's
+	// deadline holds.
+	inlineWork = 20_000
+	// callWorkFactor: one validation may do at most MaxSchemaCost*callWorkFactor subschema
+	// applications in the worst case; larger value/schema pairs are not validated.
+	callWorkFactor = 100
+)
+
+// errValidationSkipped reports a value too large (or too deep for a recursive schema) to
+// validate within the work budget; the value is passed on unvalidated.
+var errValidationSkipped = errors.New("validation skipped")
+
+// lazySchema is one tool schema that passed the budget check: compiled on first use (or
+// during assembly, while the connect deadline allows), and then kept. Compiling runs on its
+// own goroutine, so a caller whose deadline ends first returns at once; the compile still
+// finishes (bounded by MaxSchemaNodes) and serves the next call.
+type lazySchema struct {
+	raw     json.RawMessage
+	stats   schemaStats
+	maxWork int64 // per validation, worst case
+	keep    bool  // drop the schema compiled by the assembly check
+
+	mu        sync.Mutex // guards the fields below
+	sch       *jsonschema.Schema
+	err       error         // the compile error, for good
+	compiling chan struct{} // non-nil while a compile runs; closed when it ends
+}
+
+// schemaCache holds a server's measured schemas by their bytes, so a re-listing (after
+// tools/list_changed, or a redial) compiles only the schemas whose bytes changed.
+type schemaCache struct {
+	mu   sync.Mutex // guards m
+	m    map[string]*schemaEntry
+	used map[string]*schemaEntry // entries of the listing being converted
+}
+
+// schemaEntry is a measured schema: a lazySchema, or the reason validation is off.
+type schemaEntry struct {
+	l          *lazySchema
+	err        error // non-nil: over budget or not compilable
+	overBudget bool
+}
+
+// begin starts converting a listing; end keeps only the schemas that listing used.
+func (c *schemaCache) begin() {
+	c.mu.Lock()
+	c.used = map[string]*schemaEntry{}
+	c.mu.Unlock()
+}
+
+func (c *schemaCache) end() {
+	c.mu.Lock()
+	c.m, c.used = c.used, nil
+	c.mu.Unlock()
+}
+
+// schema returns the validator of raw (what: "inputSchema" or "outputSchema"), or nil and a
+// problem saying why validation is off. The first time a schema's bytes are seen it is
+// measured against the budgets and, while ctx allows, compiled to find errors.
+func (s *Server) schema(ctx context.Context, raw json.RawMessage, what string) (*lazySchema, string) {
+	c := &s.schemas
+	key := string(raw)
+	c.mu.Lock()
+	e := c.m[key]
+	if e == nil {
+		e = c.used[key]
+	}
+	c.mu.Unlock()
+	if e == nil {
+		e = s.measure(raw)
+	}
+	if e.l != nil {
+		if err := e.l.check(ctx); err != nil {
+			e = &schemaEntry{err: err}
+		}
+	}
+	c.mu.Lock()
+	if c.used != nil {
+		c.used[key] = e
+	}
+	c.mu.Unlock()
+	if e.err != nil {
+		return nil, schemaProblem(what, e.overBudget, e.err)
+	}
+	return e.l, ""
+}
+
+// measure decodes raw and checks it against the budgets.
+func (s *Server) measure(raw json.RawMessage) *schemaEntry {
+	if len(raw) > maxSchemaBytes {
+		return &schemaEntry{err: fmt.Errorf("it is larger than %d bytes", maxSchemaBytes), overBudget: true}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return &schemaEntry{err: err}
+	}
+	lim := schemaLimits{maxCost: s.opts.maxSchemaCost(), maxNodes: s.opts.maxSchemaNodes(), maxDepth: maxSchemaDepth}
+	stats, err := measureSchema(doc, lim)
+	if errors.Is(err, errUnresolvedRef) {
+		// Most likely an external reference, which the compiler refuses: say so. (The node
+		// count is within budget, so compiling is bounded.)
+		if _, cerr := compileDoc(doc); cerr != nil {
+			return &schemaEntry{err: cerr}
+		}
+	}
+	if err != nil {
+		return &schemaEntry{err: err, overBudget: true}
+	}
+	return &schemaEntry{l: &lazySchema{
+		raw:     raw,
+		stats:   stats,
+		maxWork: lim.maxCost * callWorkFactor,
+		keep:    stats.nodes > keepCompiledNodes,
+	}}
+}
+
+// schemaProblem words the ToolProblem of a schema that is not used: over a budget, or not
+// compilable.
+func schemaProblem(what string, overBudget bool, err error) string {
+	verdict := "does not compile"
+	if overBudget {
+		verdict = "is over the validation budget"
+	}
+	consequence := ", arguments are not validated"
+	if what == "outputSchema" {
+		consequence = ""
+		if overBudget {
+			consequence = ", structuredContent is not checked"
+		}
+	}
+	return what + " " + verdict + consequence + ": " + oneLine(err.Error())
+}
+
+// check compiles the schema to find errors, waiting no longer than ctx; a compile that
+// outlives ctx finishes in the background. Once the schema compiled, a small one is dropped
+// again (see keepCompiledNodes).
+func (l *lazySchema) check(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return nil // no time left: compile on first use
+	}
+	l.mu.Lock()
+	known := l.sch != nil || l.err != nil
+	l.mu.Unlock()
+	if known {
+		return l.compileErr()
+	}
+	sch, err := l.get(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	if sch != nil && !l.keep {
+		l.mu.Lock()
+		if l.sch == sch {
+			l.sch = nil
+		}
+		l.mu.Unlock()
+	}
+	return l.compileErr()
+}
+
+func (l *lazySchema) compileErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// get returns the compiled schema, compiling it if needed, or ctx's error when ctx ends
+// first. A schema that does not compile returns its compile error every time.
+func (l *lazySchema) get(ctx context.Context) (*jsonschema.Schema, error) {
+	l.mu.Lock()
+	if l.sch != nil || l.err != nil {
+		defer l.mu.Unlock()
+		return l.sch, l.err
+	}
+	ch := l.compiling
+	if ch == nil {
+		ch = make(chan struct{})
+		l.compiling = ch
+		go l.compile(ch)
+	}
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.sch == nil && l.err == nil { // dropped by check meanwhile
+			return compileSchema(l.raw)
+		}
+		return l.sch, l.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("compiling the schema did not finish in time: %w", ctx.Err())
+	}
+}
+
+func (l *lazySchema) compile(done chan struct{}) {
+	sch, err := compileSchema(l.raw)
+	l.mu.Lock()
+	l.sch, l.err, l.compiling = sch, err, nil
+	l.mu.Unlock()
+	close(done)
+}
+
+// validate checks a decoded value against the schema within the work budget and ctx. It
+// returns errValidationSkipped (wrapped) when the worst case of this value is over the
+// budget, ctx's error (wrapped) when ctx ended first, and a validation error (wrapping
+// ErrInvalidArguments) when the value does not match.
+func (l *lazySchema) validate(ctx context.Context, inst any) error {
+	nodes, depth := valueSize(inst, costDepth+1)
+	if depth > costDepth && l.stats.recursive {
+		return fmt.Errorf("%w: the value nests more than %d levels deep and the schema is recursive", errValidationSkipped, costDepth)
+	}
+	work := l.stats.cost
+	if work > 0 && nodes > l.maxWork/work {
+		return fmt.Errorf("%w: %d values against a schema of worst-case cost %d is over the work budget of %d", errValidationSkipped, nodes, work, l.maxWork)
+	}
+	sch, err := l.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return nil // does not compile: validation is off (reported when listed)
+	}
+	if work*nodes <= inlineWork {
+		return validateInstance(sch, inst)
+	}
+	done := make(chan error, 1)
+	go func() { done <- validateInstance(sch, inst) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("validation did not finish in time: %w", ctx.Err())
+	}
+}
+
+// valueSize counts the values in v and its nesting depth, stopping at maxDepth.
+func valueSize(v any, maxDepth int) (nodes int64, depth int) {
+	var walk func(v any, d int)
+	walk = func(v any, d int) {
+		nodes++
+		if d > depth {
+			depth = d
+		}
+		if d > maxDepth {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for _, c := range v {
+				walk(c, d+1)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c, d+1)
+			}
+		}
+	}
+	walk(v, 1)
+	return nodes, depth
+}
+
+// validateArgs validates a call's arguments against the tool's inputSchema, within the
+// work budget and ctx. Arguments over the budget are passed on unvalidated (the server
+// validates them), with a debug log.
+func (s *Server) validateArgs(ctx context.Context, rt *remoteTool, args json.RawMessage) error {
+	if rt.validator == nil {
+		return nil
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	err = rt.validator.validate(ctx, inst)
+	if errors.Is(err, errValidationSkipped) {
+		s.log.Debug("arguments not validated", "tool", rt.name, "reason", err)
+		return nil
+	}
+	return err
+}
+
+// checkOutput checks structuredContent against the tool's outputSchema and warns when it
+// does not match.
+func (s *Server) checkOutput(ctx context.Context, rt *remoteTool, structured any) {
+	err := rt.outValidator.validate(ctx, toSchemaValue(structured))
+	switch {
+	case err == nil:
+	case errors.Is(err, errValidationSkipped):
+		s.log.Debug("structuredContent not checked against the outputSchema", "tool", rt.name, "reason", err)
+	case ctx.Err() != nil:
+		s.log.Debug("structuredContent not checked against the outputSchema", "tool", rt.name, "reason", err)
+	default:
+		msg := strings.TrimPrefix(err.Error(), ErrInvalidArguments.Error()+": ")
+		s.log.Warn("structuredContent does not match the tool's outputSchema", "tool", rt.name, "err", oneLine(msg))
+	}
+}
