@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -177,23 +176,6 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// pidFromStderr waits for a "<key>=<pid>" line in c's stderr.
-func pidFromStderr(t *testing.T, c *transport.Conn, key string) int {
-	t.Helper()
-	pid := 0
-	waitFor(t, key+" in stderr", 20*time.Second, func() bool {
-		for line := range strings.SplitSeq(c.Stderr(), "\n") {
-			if v, ok := strings.CutPrefix(line, key+"="); ok {
-				if _, err := fmt.Sscanf(v, "%d", &pid); err == nil {
-					return true
-				}
-			}
-		}
-		return false
-	})
-	return pid
 }
 
 // logBuffer is a concurrency-safe log sink.

@@ -143,3 +143,20 @@ func TestStdioCloseBoundedForStubbornProcess(t *testing.T) {
 	}
 	checkGone(t, "stubborn child", pid)
 }
+
+// pidFromStderr waits for a "<key>=<pid>" line in c's stderr.
+func pidFromStderr(t *testing.T, c *transport.Conn, key string) int {
+	t.Helper()
+	pid := 0
+	waitFor(t, key+" in stderr", 20*time.Second, func() bool {
+		for line := range strings.SplitSeq(c.Stderr(), "\n") {
+			if v, ok := strings.CutPrefix(line, key+"="); ok {
+				if _, err := fmt.Sscanf(v, "%d", &pid); err == nil {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return pid
+}
