@@ -94,7 +94,7 @@ func URLSecrets(u *url.URL) []string {
 	}
 	if q := u.RawQuery; q != "" {
 		s = append(s, q)
-		for _, p := range strings.Split(q, "&") {
+		for p := range strings.SplitSeq(q, "&") {
 			if _, v, ok := strings.Cut(p, "="); ok {
 				add(v)
 			} else {

@@ -178,7 +178,7 @@ func FuzzURL(f *testing.F) {
 		if g.Fragment != "" {
 			t.Fatalf("URL(%q) = %q: fragment kept", raw, got)
 		}
-		for _, p := range strings.Split(g.RawQuery, "&") {
+		for p := range strings.SplitSeq(g.RawQuery, "&") {
 			if p != "" && p != Mask && !strings.HasSuffix(p, "="+Mask) {
 				t.Fatalf("URL(%q) = %q shows query part %q", raw, got, p)
 			}
