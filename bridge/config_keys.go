@@ -43,6 +43,7 @@ const (
 	slotExclude  = "tool exclude list"
 	slotConnect  = "connect timeout"
 	slotCall     = "call timeout"
+	slotAuth     = "authorization"
 )
 
 // serverKeys is the table of server keys: every key the parser reads, ignores or warns
@@ -112,8 +113,8 @@ func serverKeys() []serverKey {
 		{"envFile", "", nil, unsupportedKey},
 		{"env_vars", "", nil, unsupportedKey},
 		{"headersHelper", "", nil, unsupportedKey},
-		{"oauth", "", nil, unsupportedKey},
-		{"auth", "", nil, unsupportedKey},
+		{"auth", slotAuth, readAuth, readKey},
+		{"oauth", slotAuth, readAuth, readKey}, // Gemini CLI
 		{"authProvider", "", nil, unsupportedKey},
 		{"scopes", "", nil, unsupportedKey},
 		{"oauth_resource", "", nil, unsupportedKey},

@@ -37,6 +37,8 @@ func keySamples() map[string]struct{ base, line string } {
 		"excludedTools":       {"command: x", "excludedTools: [a]"},
 		"disabled_tools":      {"command: x", "disabled_tools: [a]"},
 		"timeouts":            {"command: x", "timeouts: {call: 5s}"},
+		"auth":                {"url: https://h/mcp", "auth: {type: client_credentials, client_id: svc, client_secret: s, scopes: [a, b]}"},
+		"oauth":               {"url: https://h/mcp", "oauth: {enabled: true, clientId: x, scopes: [a]}"},
 		"connectTimeout":      {"command: x", "connectTimeout: 5000"},
 		"connectionTimeout":   {"command: x", "connectionTimeout: 5000"},
 		"startup_timeout_ms":  {"command: x", "startup_timeout_ms: 5000"},

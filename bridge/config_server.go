@@ -140,6 +140,11 @@ func (p *parser) check(s *serverState, key *yaml.Node) {
 			s.sc.Headers = nil
 			s.fields = dropFields(s.fields, "headers.")
 		}
+		if k := s.setBy[slotAuth]; k != nil {
+			p.warnf(k, "server %q: %q is for remote (url) servers; ignored", s.id, k.Value)
+			s.sc.Auth = nil
+			s.fields = dropFields(s.fields, k.Value+".")
+		}
 	}
 }
 

@@ -157,7 +157,7 @@ func TestParseConfigDialects(t *testing.T) {
 			warnings: []string{
 				`foreign_keys.json:8: server "cline": timeout 60 is read as seconds (Cline)`,
 				`foreign_keys.json:9: server "cline": unknown key "networkTimeout" ignored`,
-				`foreign_keys.json:10: server "cline": "oauth" is not supported by mcpbridge; ignored`,
+				`foreign_keys.json:10: server "cline": "oauth" is for remote (url) servers; ignored`,
 			},
 		},
 	}
@@ -439,8 +439,8 @@ func TestLoadConfigEnv(t *testing.T) {
 		t.Errorf("LoadConfig = %v", cfgs)
 	}
 	cf, err := ParseConfig([]byte(data), "p.yaml")
-	if err != nil || len(cf.Warnings) != 1 {
-		t.Errorf("ParseConfig = %v, %v", cf, err)
+	if err != nil || len(cf.Warnings) != 0 || cf.Servers[0].Auth == nil || cf.Servers[0].Auth.Type != AuthOAuth {
+		t.Errorf("ParseConfig = %v, %v (Gemini's oauth block is read as OAuth)", cf, err)
 	}
 }
 

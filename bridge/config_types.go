@@ -37,6 +37,9 @@ type ServerConfig struct {
 	URL string
 	// Headers are sent on every HTTP request to an http or sse server (Authorization, ...).
 	Headers map[string]string
+	// Auth, when set, authorizes to a Streamable HTTP server with OAuth 2.1 (see AuthConfig;
+	// servers.yaml's auth block).
+	Auth *AuthConfig
 	// InProcess, when set, reaches a server running in the same process: it is called for
 	// every (re)dial and returns a fresh client-side transport, e.g. one end of
 	// mcp.NewInMemoryTransports whose other end the server is already connected to.
@@ -100,6 +103,9 @@ func (c ServerConfig) String() string {
 		if len(c.Headers) > 0 {
 			fmt.Fprintf(&b, " headers=%s", redact.Keys(c.Headers))
 		}
+		if c.Auth != nil {
+			fmt.Fprintf(&b, " auth=%s", c.Auth)
+		}
 	default:
 		b.WriteString("unconfigured")
 	}
@@ -129,6 +135,9 @@ func (c ServerConfig) LogValue() slog.Value {
 	}
 	if len(c.Headers) > 0 {
 		attrs = append(attrs, slog.String("headers", redact.Keys(c.Headers)))
+	}
+	if c.Auth != nil {
+		attrs = append(attrs, slog.String("auth", c.Auth.String()))
 	}
 	return slog.GroupValue(attrs...)
 }

@@ -70,8 +70,13 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.mu.Lock()
 	s.lastDial = time.Now()
 	s.mu.Unlock()
+	var as *AuthStatus
+	if s.oauth != nil {
+		as = s.oauth.status()
+	}
 	s.catMu.Lock()
 	s.status.Timings = timings
+	s.status.Auth = as
 	st := s.status
 	s.catMu.Unlock()
 	s.log.Debug("mcp server connected", "tools", len(st.ModelTools), "transport", st.Transport)

@@ -56,6 +56,12 @@ type Options struct {
 	// top of it. Leave its Timeout zero: a Timeout would cut the long-lived SSE streams.
 	// Default: a client over http.DefaultTransport keeping up to 64 idle connections per host.
 	HTTPClient *http.Client
+	// TokenStore keeps OAuth tokens (ServerConfig.Auth). Default: DefaultTokenStore(), a 0600
+	// file under the user's config directory.
+	TokenStore TokenStore
+	// Authorizer performs the interactive OAuth step. nil (the default): Connect never waits
+	// for a person; a server without a usable token is skipped with ErrNeedsLogin.
+	Authorizer *Authorizer
 	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
 	ClientInfo *mcp.Implementation
 

@@ -23,7 +23,10 @@ type Server struct {
 	log    *slog.Logger
 	spec   transport.Spec
 	client *mcp.Client
-	set    *Set // the Set that owns the server; nil for Dial
+	set    *Set          // the Set that owns the server; nil for Dial
+	oauth  *oauthHandler // nil unless cfg.Auth is set
+	// configErr is a configuration problem found by newServer; open reports it.
+	configErr error
 
 	life context.Context // cancelled by Close: in-flight calls and redials end with it
 	stop context.CancelFunc
@@ -86,6 +89,15 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	if !o.DisableAppsExtension {
 		caps.AddExtension(apps.ExtensionID, apps.ClientCapability())
 	}
+	if cfg.Auth != nil {
+		h, err := newOAuthHandler(cfg, o, log)
+		if err != nil {
+			s.configErr = err
+		} else {
+			s.oauth = h
+			s.spec.OAuth = h
+		}
+	}
 	s.progress.server = cfg.ID
 	s.notify.log = log
 	s.progress.notify.log = log
@@ -141,7 +153,17 @@ func (s *Server) serverError(phase Phase, err error, conn *transport.Conn) *Serv
 // legacy SSE when the type is inferred from a URL. ctx bounds the start-up only; the session
 // lives until it dies or the server is closed.
 func (s *Server) open(ctx context.Context) (*session, PhaseTiming, *ServerError) {
+	if s.configErr != nil {
+		return nil, PhaseTiming{}, s.serverError(PhaseConfig, s.configErr, nil)
+	}
 	kinds, err := transport.Kinds(s.spec)
+	if err == nil && s.oauth != nil && (len(kinds) != 1 || kinds[0] != transport.KindHTTP) {
+		if len(kinds) > 1 && kinds[0] == transport.KindHTTP {
+			kinds = kinds[:1] // OAuth is Streamable HTTP only: no SSE fallback
+		} else {
+			err = errors.New("auth: OAuth needs a Streamable HTTP server (type http)")
+		}
+	}
 	if err != nil {
 		return nil, PhaseTiming{}, s.serverError(PhaseConfig, err, nil)
 	}

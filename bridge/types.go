@@ -90,6 +90,9 @@ type ServerStatus struct {
 	AppOnly  []string      `json:"appOnly,omitempty"`
 	Renamed  []Rename      `json:"renamed,omitempty"`
 	Problems []ToolProblem `json:"problems,omitempty"`
+	// Auth is the server's OAuth grant (nil without ServerConfig.Auth): type, expiry of the
+	// access token, whether a refresh token is kept. Never a secret.
+	Auth *AuthStatus `json:"auth,omitempty"`
 	// Stderr is the tail of a stdio server's stderr (empty for HTTP servers).
 	Stderr string `json:"stderr,omitempty"`
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
@@ -51,9 +53,10 @@ type Conn struct {
 	factory func() (mcp.Transport, error)
 
 	// http, sse
-	ep *endpoint
-	rt *roundTripper
-	hc *http.Client
+	ep    *endpoint
+	rt    *roundTripper
+	hc    *http.Client
+	oauth auth.OAuthHandler // Streamable HTTP only
 
 	started atomic.Bool // stdio: the process was started
 
@@ -122,6 +125,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		}
 		hc.Transport = c.rt
 		c.hc = hc
+		c.oauth = s.OAuth
 	}
 	return c, nil
 }
@@ -175,7 +179,7 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 			inner, err = t.Connect(ctx)
 		}
 	case KindHTTP:
-		inner, err = (&mcp.StreamableClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc, MaxEventSize: c.rt.budget.eventLimit()}).Connect(ctx)
+		inner, err = (&mcp.StreamableClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc, MaxEventSize: c.rt.budget.eventLimit(), OAuthHandler: c.oauth}).Connect(ctx)
 	default:
 		inner, err = (&mcp.SSEClientTransport{Endpoint: c.ep.redacted.String(), HTTPClient: c.hc, MaxEventSize: c.rt.budget.eventLimit()}).Connect(ctx)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
@@ -69,6 +71,10 @@ type Spec struct {
 	// nil selects a new client over http.DefaultTransport with no Timeout
 	// (a Timeout would cut long-lived SSE streams).
 	HTTPClient *http.Client
+	// OAuth, when set, authorizes Streamable HTTP requests (go-sdk's auth.OAuthHandler: its
+	// token on every request, its Authorize after a 401 or 403). The legacy SSE transport
+	// does not support it.
+	OAuth auth.OAuthHandler
 }
 
 // Kinds returns the transport kinds to try for s, in order: an explicit Kind

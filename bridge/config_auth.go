@@ -1,0 +1,80 @@
+package bridge
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// authKeys are the keys of an auth block (and of Gemini CLI's oauth block, whose camelCase
+// spellings are accepted too), each with where its value goes.
+func authKeys(a *AuthConfig) map[string]*string {
+	return map[string]*string{
+		"type":                       &a.Type,
+		"client_id":                  &a.ClientID,
+		"clientId":                   &a.ClientID,
+		"client_secret":              &a.ClientSecret,
+		"clientSecret":               &a.ClientSecret,
+		"token_endpoint_auth":        &a.TokenEndpointAuth,
+		"token_endpoint_auth_method": &a.TokenEndpointAuth,
+		"private_key_file":           &a.PrivateKeyFile,
+		"signing_alg":                &a.SigningAlg,
+		"client_metadata_url":        &a.ClientMetadataURL,
+	}
+}
+
+// readAuth reads the bridge's auth block, or (from the oauth key) Gemini CLI's oauth block:
+// {enabled, clientId, clientSecret, scopes, ...}. Values expand ${VAR}.
+func readAuth(p *parser, s *serverState, k, v *yaml.Node) {
+	n := deref(v)
+	if n == nil || n.Kind != yaml.MappingNode {
+		p.errorf(v, "server %q: %s must be a map (type: oauth or client_credentials, ...)", s.id, k.Value)
+		return
+	}
+	a := &AuthConfig{}
+	gemini := k.Value == "oauth"
+	if gemini {
+		a.Type = AuthOAuth
+	}
+	fields := authKeys(a)
+	for _, e := range p.pairs(n, "key") {
+		switch dst := fields[e.key]; {
+		case e.key == "scopes":
+			a.Scopes = p.scopes(s, e.v)
+		case gemini && e.key == "enabled":
+			if on, ok := p.boolean(s, e.k, e.v); ok && !on {
+				return
+			}
+		case gemini && (e.key == "authorizationUrl" || e.key == "tokenUrl" || e.key == "audiences" || e.key == "redirectUri" || e.key == "tokenParamName"):
+			p.warnf(e.k, "server %q: oauth.%s is ignored: mcpbridge discovers the authorization server", s.id, e.key)
+		case dst != nil:
+			p.stringField(s, e.k, e.v, k.Value+"."+e.key, dst, true)
+		default:
+			p.errorf(e.k, "server %q: unknown key %q in %s (want type, scopes, client_id, client_secret, token_endpoint_auth, private_key_file, signing_alg or client_metadata_url)", s.id, e.key, k.Value)
+		}
+	}
+	if a.Type != AuthOAuth && a.Type != AuthClientCredentials {
+		p.errorf(v, "server %q: %s.type must be %s or %s", s.id, k.Value, AuthOAuth, AuthClientCredentials)
+		return
+	}
+	s.sc.Auth = a
+}
+
+// scopes reads a list of scopes or one space-separated string.
+func (p *parser) scopes(s *serverState, v *yaml.Node) []string {
+	n := deref(v)
+	if n != nil && n.Kind == yaml.ScalarNode {
+		return strings.Fields(n.Value)
+	}
+	if n == nil || n.Kind != yaml.SequenceNode {
+		p.errorf(v, "server %q: scopes must be a list", s.id)
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		if str, ok := p.scalar(s, c, "scopes[]"); ok {
+			out = append(out, str)
+		}
+	}
+	return out
+}
