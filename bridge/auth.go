@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"golang.org/x/oauth2"
 )
 
@@ -85,7 +86,7 @@ func (a *AuthConfig) String() string {
 		s += " scopes=" + strings.Join(a.Scopes, ",")
 	}
 	if a.ClientSecret != "" || a.PrivateKey != "" || a.PrivateKeyFile != "" {
-		s += " credentials=" + redacted
+		s += " credentials=" + redact.Mask
 	}
 	return s
 }
