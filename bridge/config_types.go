@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // ServerConfig describes one MCP server. The zero value of every optional field means the
@@ -70,13 +71,15 @@ type ServerConfig struct {
 	Source string
 }
 
-// Transport kinds accepted in ServerConfig.Type.
+// Transport kinds accepted in ServerConfig.Type and reported in ServerStatus.Transport. They
+// are the transport package's kinds (one spelling everywhere); ServerConfig.Type stays a
+// string so configs can be built from any source.
 const (
-	TypeStdio = "stdio"
-	TypeHTTP  = "http"
-	TypeSSE   = "sse"
+	TypeStdio = string(transport.KindStdio)
+	TypeHTTP  = string(transport.KindHTTP)
+	TypeSSE   = string(transport.KindSSE)
 	// TypeInProcess marks a server reached through ServerConfig.InProcess.
-	TypeInProcess = "inprocess"
+	TypeInProcess = string(transport.KindInProcess)
 )
 
 // String describes the server without secrets (see ServerConfig).

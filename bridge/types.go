@@ -76,7 +76,7 @@ type ToolProblem struct {
 // for hosts that surface server health. Err is nil when the server is up.
 type ServerStatus struct {
 	ID              string        `json:"id"`
-	Transport       string        `json:"transport,omitempty"` // "stdio", "http" or "sse": the one that worked or failed last
+	Transport       string        `json:"transport,omitempty"` // a Type constant: the transport that worked or failed last
 	Err             *ServerError  `json:"-"`
 	Timings         []PhaseTiming `json:"timings,omitempty"`
 	ServerName      string        `json:"serverName,omitempty"`
