@@ -58,7 +58,8 @@ type Conn struct {
 	hc    *http.Client
 	oauth auth.OAuthHandler // Streamable HTTP only
 
-	started atomic.Bool // stdio: the process was started
+	started atomic.Bool  // stdio: the process was started
+	noise   atomic.Int64 // stdio: non-protocol lines seen on stdout
 
 	mu     sync.Mutex
 	used   bool           // Connect was called
@@ -220,6 +221,12 @@ func (c *Conn) Stderr() string {
 	}
 	return redact.String(c.tail.String(), c.secrets)
 }
+
+// NonProtocolLines returns, for stdio, how many lines the server wrote on
+// stdout that were not JSON-RPC messages (banners, log lines). Such lines are
+// logged at Warn (rate-limited) and skipped; a count above zero is a bug for
+// the server's author to fix. It is 0 for other kinds.
+func (c *Conn) NonProtocolLines() int64 { return c.noise.Load() }
 
 // Exited returns, for stdio, a channel closed once the process has exited
 // and been reaped (or, if it was never started, once Close has run). It is

@@ -20,6 +20,10 @@ import (
 // envMode makes the test binary act as a stdio MCP server (see TestMain).
 const envMode = "MCPBRIDGE_TRANSPORT_TEST_MODE"
 
+// bannerLines is how many non-protocol lines the "banner" server prints on
+// stdout before serving.
+const bannerLines = 20
+
 // floodBytes is how much stderr the "flood" server writes before serving.
 const floodBytes = 2 << 20
 
@@ -43,7 +47,9 @@ func TestMain(m *testing.M) {
 
 // child runs one child-process mode and returns the exit code.
 func child(mode string) int {
-	fmt.Fprintf(os.Stderr, "pid=%d\n", os.Getpid())
+	if mode != "silent1" {
+		fmt.Fprintf(os.Stderr, "pid=%d\n", os.Getpid())
+	}
 	// A safety net: no child outlives a broken test for long.
 	time.AfterFunc(2*time.Minute, func() { os.Exit(9) })
 	switch mode {
@@ -66,6 +72,22 @@ func child(mode string) int {
 		select {}
 	case "exit3":
 		return 3
+	case "silent1":
+		return 1 // nothing on stdout or stderr
+	case "dies":
+		fmt.Fprintln(os.Stderr, "starting")
+		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set\x1b[0m")
+		return 1
+	case "banner":
+		// A server with a logger left on stdout: lines that are not
+		// JSON-RPC before (and between) its messages.
+		for i := range bannerLines - 3 {
+			fmt.Fprintf(os.Stdout, "Starting server… step %d\x1b[31m\n", i)
+		}
+		fmt.Fprintln(os.Stdout, `{"level":"info","msg":"JSON, but not JSON-RPC"}`)
+		fmt.Fprintln(os.Stdout, "")
+		fmt.Fprintln(os.Stdout, strings.Repeat("long banner line ", 64<<10)) // 1 MiB, one line
+		fmt.Fprintln(os.Stdout, "")
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 		return 2

@@ -30,8 +30,10 @@ type process struct {
 	stdin   *onceCloser // parent's write end of the child's stdin
 	stdout  *os.File    // parent's read end of the child's stdout
 	stderr  *os.File    // parent's read end of the child's stderr
-	conn    mcp.Connection
+	conn    *stdioConn
 	drained chan struct{} // closed when the stderr drain returns
+	started time.Time
+	ran     time.Duration // from start to exit; valid once Conn.exited is closed
 	waitErr error         // cmd.Wait's result; valid once Conn.exited is closed
 }
 
@@ -113,6 +115,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 		stdout:  outR,
 		stderr:  errR,
 		drained: make(chan struct{}),
+		started: time.Now(),
 	}
 	c.proc = p
 	go c.drainStderr(p)
@@ -122,18 +125,13 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 		// group ID cannot have been reused yet: the leader was reaped a
 		// moment ago.
 		_ = signalGroup(cmd.Process, true)
+		p.ran = time.Since(p.started)
 		p.waitErr = err
 		close(c.exited)
 	}()
 
-	conn, err := (&mcp.IOTransport{Reader: outR, Writer: p.stdin, MaxLineLength: c.spec.MaxFrameBytes}).Connect(ctx)
-	if err != nil { // IOTransport.Connect does not fail in v1.8.0
-		p.conn = nil
-		go func() { _ = c.Close() }()
-		return nil, fmt.Errorf("%w", err)
-	}
-	p.conn = conn
-	return &captureConn{Connection: conn, cap: &c.cap, close: c.Close}, nil
+	p.conn = newStdioConn(c, outR, p.stdin, c.spec.MaxFrameBytes)
+	return p.conn, nil
 }
 
 // stopProcess runs the stdio shutdown sequence; see Conn.Close.
@@ -169,11 +167,7 @@ func (c *Conn) stopProcess(p *process) error {
 	case <-t.C:
 	}
 	_ = p.stderr.Close()
-	if p.conn != nil {
-		_ = p.conn.Close() // closes stdout and stdin
-	} else {
-		_ = p.stdout.Close()
-	}
+	_ = p.conn.closeFiles() // closes stdout and stdin
 	return err
 }
 

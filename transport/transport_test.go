@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -587,5 +588,86 @@ func TestHeadersNotSentToOtherHosts(t *testing.T) {
 		if h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" {
 			t.Errorf("request %d to another host got X-Api-Key=%q Authorization=%q", i, h.Get("X-Api-Key"), h.Get("Authorization"))
 		}
+	}
+}
+
+// TestStdioBannerLines: a server that prints lines that are not JSON-RPC on stdout (before
+// and between messages, one of them 1 MiB long with a frame limit of 64 KiB) still works;
+// the lines are counted and logged rate-limited, escaped, with the server ID.
+func TestStdioBannerLines(t *testing.T) {
+	var logs logBuffer
+	spec := stdioSpec(t, "noisy", "banner")
+	spec.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	spec.MaxFrameBytes = 64 << 10
+	c, err := transport.Open(spec, transport.KindStdio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	cs := session(t, ctx, c)
+	if names := listAll(t, ctx, cs); len(names) != len(schemas) {
+		t.Fatalf("listed %v", names)
+	}
+	checkRawTools(t, c.TakeTools())
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t1", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "ok" {
+		t.Fatalf("call result %+v", res.Content[0])
+	}
+	if n := c.NonProtocolLines(); n != bannerLines-1 { // blank lines are not counted
+		t.Errorf("NonProtocolLines() = %d, want %d", n, bannerLines-1)
+	}
+	out := logs.String()
+	logged := strings.Count(out, "non-JSON-RPC line on stdout")
+	if logged < 1 || logged > 6 {
+		t.Errorf("%d warnings logged for %d lines, want 1..6 (rate-limited):\n%s", logged, bannerLines-1, out)
+	}
+	for _, want := range []string{"level=WARN", "server=noisy", "Starting server… step 0", `x1b[31m`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("log has a raw escape character:\n%q", out)
+	}
+}
+
+// TestStdioExitExplained: a server that dies during initialize is reported with its exit
+// status, how long it ran, and its last stderr line or "nothing on stderr".
+func TestStdioExitExplained(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want []string
+	}{
+		{"silent1", []string{"server process exited (exit status 1) after ", "nothing on stderr", "EOF"}},
+		{"dies", []string{"server process exited (exit status 1) after ", `last stderr line: "fatal: GITHUB_TOKEN is not set\x1b[0m"`}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			c, err := transport.Open(stdioSpec(t, tc.mode, tc.mode), transport.KindStdio)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			_, err = client.Connect(testCtx(t), c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err == nil {
+				t.Fatal("Connect succeeded")
+			}
+			t.Logf("Connect: %v", err)
+			var pe *transport.ProcessEnd
+			if !errors.As(err, &pe) || !pe.Exited || pe.Ran <= 0 {
+				t.Fatalf("error %v: no *ProcessEnd with an exit (%+v)", err, pe)
+			}
+			if !errors.Is(err, io.EOF) {
+				t.Errorf("error %v does not wrap io.EOF", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }

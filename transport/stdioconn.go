@@ -1,0 +1,327 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Buffer sizes of the stdio connection: reads go into one buffer that starts
+// at readChunk and grows (doubling) to hold the longest frame seen, up to the
+// frame limit; a write buffer is kept between writes up to keepWriteBuf.
+const (
+	readChunk    = 16 << 10
+	minRead      = 4 << 10
+	keepReadBuf  = 256 << 10
+	keepWriteBuf = 64 << 10
+)
+
+// Non-protocol stdout lines: how many bytes of each are logged, how many are
+// logged at once, and how often one is logged after that.
+const (
+	noiseLogBytes = 200
+	noiseBurst    = 5
+	noiseEvery    = 10 * time.Second
+)
+
+// ErrFrameTooLarge is the read error of a stdio session whose server sent a
+// JSON-RPC message longer than Spec.MaxFrameBytes. The session ends with it.
+var ErrFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
+
+// stdioConn is the mcp.Connection of a stdio server: newline-delimited
+// JSON-RPC over the process's pipes. It replaces go-sdk's ioConn:
+//   - Read reads into one reused buffer on the caller's goroutine (go-sdk's
+//     jsonrpc2 reader), so a message costs no goroutine hand-off; Close
+//     unblocks it by closing the pipe.
+//   - Lines are decoded by decodeLine, without go-sdk's two 32 KB decoder
+//     buffers per message.
+//   - A line that is not a JSON-RPC message (a banner or log line a server
+//     prints on stdout) is counted, logged (rate-limited, escaped) and
+//     skipped, as the TypeScript SDK's client does, instead of ending the
+//     session. Such a line is never buffered beyond noiseLogBytes, so a flood
+//     costs bounded memory and linear work.
+//   - Write encodes into a reused buffer and makes one write call.
+//   - tools/list traffic is captured for the raw schemas.
+//
+// Batches are decoded (each message is returned in turn); requests that came
+// in a batch are answered one by one.
+type stdioConn struct {
+	c     *Conn
+	r     io.ReadCloser
+	w     io.WriteCloser
+	limit int // frame limit in bytes; <= 0: none
+
+	// Read side; go-sdk calls Read from one goroutine.
+	buf        []byte
+	start, end int // unread bytes are buf[start:end]
+	scanned    int // buf[start:scanned] has no newline
+	queue      []jsonrpc.Message // the rest of a batch
+	scratch    []jsonrpc.Message
+	discarding bool // inside a non-protocol line longer than noiseLogBytes
+	noise      noiseLog
+	readErr    error
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	closeOnce sync.Once
+	closed    atomic.Bool
+}
+
+func newStdioConn(c *Conn, r io.ReadCloser, w io.WriteCloser, limit int) *stdioConn {
+	if limit == 0 {
+		limit = mcp.DefaultMaxLineLength
+	}
+	return &stdioConn{c: c, r: r, w: w, limit: limit, noise: noiseLog{c: c}}
+}
+
+// SessionID implements mcp.Connection.
+func (s *stdioConn) SessionID() string { return "" }
+
+// Close implements mcp.Connection: the Conn's shared teardown, which ends the
+// process and then calls closeFiles.
+func (s *stdioConn) Close() error { return s.c.Close() }
+
+// closeFiles closes both pipes, unblocking a Read.
+func (s *stdioConn) closeFiles() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		err = errors.Join(s.r.Close(), s.w.Close())
+	})
+	return err
+}
+
+// Read implements mcp.Connection. ctx is checked before reading; a blocked
+// read ends when the server writes, exits, or Close closes the pipe (go-sdk
+// passes a context that is never cancelled).
+func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(s.queue) > 0 {
+		m := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		return m, nil
+	}
+	for {
+		line, err := s.nextLine()
+		if err != nil {
+			return nil, err
+		}
+		msgs, derr := decodeLine(line, s.scratch[:0])
+		if derr != nil {
+			s.noise.line(line, false)
+			continue
+		}
+		s.capture(msgs)
+		m := msgs[0]
+		if len(msgs) > 1 {
+			s.queue = append(s.queue[:0], msgs[1:]...)
+		}
+		clear(msgs)
+		s.scratch = msgs[:0]
+		return m, nil
+	}
+}
+
+func (s *stdioConn) capture(msgs []jsonrpc.Message) {
+	if !s.c.cap.waiting() {
+		return
+	}
+	for _, m := range msgs {
+		if r, ok := m.(*jsonrpc.Response); ok {
+			s.c.cap.response(r.ID, r.Result)
+		}
+	}
+}
+
+// nextLine returns the next non-blank line that may be a message (without its
+// newline; valid until the next call). Non-protocol lines that cannot be a
+// message (not starting with '{' or '[') are skipped here without being
+// buffered whole.
+func (s *stdioConn) nextLine() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(s.buf[s.scanned:s.end], '\n'); i >= 0 {
+			nl := s.scanned + i
+			line := s.buf[s.start:nl]
+			s.start, s.scanned = nl+1, nl+1
+			if s.discarding {
+				s.discarding = false
+				continue
+			}
+			first := skipSpace(line, 0)
+			if first == len(line) {
+				continue
+			}
+			if s.limit > 0 && len(line) > s.limit && (line[first] == '{' || line[first] == '[') {
+				return nil, s.fail(fmt.Errorf("reading a frame longer than %d bytes: %w", s.limit, ErrFrameTooLarge))
+			}
+			return line, nil
+		}
+		s.scanned = s.end
+		// No newline in buf[start:end]: a partial line.
+		if s.discarding {
+			s.start, s.scanned = s.end, s.end
+		} else if first := skipSpace(s.buf[:s.end], s.start); first < s.end && s.buf[first] != '{' && s.buf[first] != '[' {
+			// Cannot be a message: keep its head for the log, drop the rest
+			// as it comes.
+			if s.end-s.start > noiseLogBytes {
+				s.noise.line(s.buf[s.start:s.end], true)
+				s.discarding = true
+				s.start, s.scanned = s.end, s.end
+			}
+		} else if s.limit > 0 && s.end-s.start > s.limit {
+			return nil, s.fail(fmt.Errorf("reading a frame longer than %d bytes: %w", s.limit, ErrFrameTooLarge))
+		}
+		if s.readErr != nil {
+			if err := s.eof(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		s.fill()
+	}
+}
+
+// fill reads more input into buf, compacting or growing it first.
+func (s *stdioConn) fill() {
+	if s.start == s.end {
+		s.start, s.end, s.scanned = 0, 0, 0
+		if len(s.buf) > keepReadBuf { // after a large frame
+			s.buf = nil
+		}
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, readChunk)
+	}
+	if len(s.buf)-s.end < minRead {
+		if s.start > 0 {
+			n := copy(s.buf, s.buf[s.start:s.end])
+			s.scanned -= s.start
+			s.start, s.end = 0, n
+		}
+		if len(s.buf)-s.end < len(s.buf)/2 { // less than half free: grow
+			nb := make([]byte, 2*len(s.buf))
+			copy(nb, s.buf[:s.end])
+			s.buf = nb
+		}
+	}
+	n, err := s.r.Read(s.buf[s.end:])
+	s.end += n
+	if err != nil {
+		s.readErr = err
+	}
+}
+
+// eof handles the end of the input: a last line without a newline is still a
+// message (as for go-sdk's decoder); after it, the read error.
+func (s *stdioConn) eof() error {
+	if s.discarding || s.start == s.end {
+		s.start, s.end, s.scanned = 0, 0, 0
+		s.discarding = false
+		return s.fail(s.readErr)
+	}
+	// Terminate the last line so that nextLine returns it; the error comes
+	// on the following call.
+	if s.end == len(s.buf) {
+		s.buf = append(s.buf, '\n')
+	} else {
+		s.buf[s.end] = '\n'
+	}
+	s.end++
+	return nil
+}
+
+// fail turns a read error into the session's end: Close's own closing of the
+// pipe is a plain EOF, an ended process is explained.
+func (s *stdioConn) fail(err error) error {
+	if s.closed.Load() {
+		return io.EOF
+	}
+	if errors.Is(err, ErrFrameTooLarge) {
+		return err
+	}
+	return s.c.explainEnd(fmt.Errorf("reading stdout: %w", err))
+}
+
+// Write implements mcp.Connection: one write call per message, from a reused
+// buffer.
+func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == methodToolsList {
+		s.c.cap.expect(r.ID) // before writing: the response may be read first
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	buf, err := appendMessage(s.wbuf[:0], msg)
+	if err != nil {
+		return err
+	}
+	if cap(buf) <= keepWriteBuf {
+		s.wbuf = buf
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("writing to stdin: %w", os.ErrClosed)
+	}
+	if _, err := s.w.Write(buf); err != nil {
+		if s.closed.Load() {
+			return fmt.Errorf("writing to stdin: %w", err)
+		}
+		return s.c.explainEnd(fmt.Errorf("writing to stdin: %w", err))
+	}
+	return nil
+}
+
+// noiseLog counts a server's non-protocol stdout lines and logs them at Warn,
+// escaped and cut to noiseLogBytes: the first noiseBurst, then one per
+// noiseEvery with the number left out meanwhile.
+type noiseLog struct {
+	c          *Conn
+	logged     int
+	suppressed int
+	last       time.Time
+}
+
+func (n *noiseLog) line(line []byte, cut bool) {
+	n.c.noise.Add(1)
+	now := time.Now()
+	if n.logged >= noiseBurst && now.Sub(n.last) < noiseEvery {
+		n.suppressed++
+		return
+	}
+	n.logged++
+	n.last = now
+	line = bytes.TrimSpace(line)
+	if len(line) > noiseLogBytes {
+		line, cut = line[:noiseLogBytes], true
+		for len(line) > 0 && !utf8.Valid(line) && !utf8.RuneStart(line[len(line)-1]) {
+			line = line[:len(line)-1]
+		}
+	}
+	q := strconv.Quote(string(line)) // control characters escaped: the log may be a terminal
+	attrs := []slog.Attr{slog.String("server", n.c.id), slog.String("line", q[1:len(q)-1])}
+	if cut {
+		attrs = append(attrs, slog.Bool("truncated", true))
+	}
+	if n.suppressed > 0 {
+		attrs = append(attrs, slog.Int("suppressed", n.suppressed))
+		n.suppressed = 0
+	}
+	n.c.logger.LogAttrs(context.Background(), slog.LevelWarn, "server wrote a non-JSON-RPC line on stdout; skipped", attrs...)
+}
