@@ -65,8 +65,8 @@ type stdioConn struct {
 
 	// Read side; go-sdk calls Read from one goroutine.
 	buf        []byte
-	start, end int // unread bytes are buf[start:end]
-	scanned    int // buf[start:scanned] has no newline
+	start, end int               // unread bytes are buf[start:end]
+	scanned    int               // buf[start:scanned] has no newline
 	queue      []jsonrpc.Message // the rest of a batch
 	scratch    []jsonrpc.Message
 	discarding bool // inside a non-protocol line longer than noiseLogBytes
