@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/results"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // invoke is a Tool's Handler: arguments checked and validated, tools/call with redial,
@@ -123,10 +124,26 @@ func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMess
 			params.SetProgressToken(tok)
 		}
 		var err error
-		res, err = sess.cs.CallTool(ctx, params)
+		if directCalls(sess) {
+			res, err = sess.conn.CallTool(ctx, params)
+		} else {
+			res, err = sess.cs.CallTool(ctx, params)
+		}
 		return err
 	})
 	return res, err
+}
+
+// directCalls reports whether tools/call can go straight over the session's stdio
+// connection (transport.Conn.CallTool), which skips go-sdk's per-call decoding and its
+// middleware: stdio, and a protocol before 2026-07-28 (whose per-request _meta go-sdk
+// adds). The bridge installs no sending middleware on its client.
+func directCalls(sess *session) bool {
+	if sess.conn.Kind() != transport.KindStdio {
+		return false
+	}
+	ir := sess.cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion < "2026-07-28"
 }
 
 // ReadResource reads a resource (for MCP Apps, the ui:// HTML) from the server. With

@@ -76,6 +76,12 @@ type stdioConn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
+	// Direct calls (direct.go).
+	pmu     sync.Mutex
+	pending map[int64]*pendingCall
+	lastID  int64 // the last direct call's ID (they count down from -1)
+	term    error // why the connection ended, once it did
+
 	closeOnce sync.Once
 	closed    atomic.Bool
 }
@@ -99,6 +105,7 @@ func (s *stdioConn) closeFiles() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.terminate(io.EOF)
 		err = errors.Join(s.r.Close(), s.w.Close())
 	})
 	return err
@@ -128,6 +135,10 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		s.capture(msgs)
+		if msgs = s.deliver(msgs); len(msgs) == 0 {
+			s.scratch = msgs
+			continue
+		}
 		m := msgs[0]
 		if len(msgs) > 1 {
 			s.queue = append(s.queue[:0], msgs[1:]...)
@@ -249,13 +260,15 @@ func (s *stdioConn) eof() error {
 // fail turns a read error into the session's end: Close's own closing of the
 // pipe is a plain EOF, an ended process is explained.
 func (s *stdioConn) fail(err error) error {
-	if s.closed.Load() {
-		return io.EOF
+	switch {
+	case s.closed.Load():
+		err = io.EOF
+	case errors.Is(err, ErrFrameTooLarge):
+	default:
+		err = s.c.explainEnd(fmt.Errorf("reading stdout: %w", err))
 	}
-	if errors.Is(err, ErrFrameTooLarge) {
-		return err
-	}
-	return s.c.explainEnd(fmt.Errorf("reading stdout: %w", err))
+	s.terminate(err)
+	return err
 }
 
 // Write implements mcp.Connection: one write call per message, from a reused

@@ -1,0 +1,96 @@
+package transport
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolResults are tools/call results: the all-text ones decodeCallToolResult decodes
+// itself, and others it leaves to go-sdk.
+var toolResults = []string{
+	`{"content":[{"type":"text","text":"42"}]}`,
+	`{"content":[{"type":"text","text":"a\"\\\u00e9\n"},{"type":"text","text":"b","_meta":{"k":[1,2.5]}}],"isError":true}`,
+	`{"content":[],"structuredContent":{"n":9007199254740993,"s":"x","l":[null,true]},"_meta":{"m":1}}`,
+	`{"content":null,"isError":null,"structuredContent":null}`,
+	`{}`,
+	`{"isError":false}`,
+	`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`,
+	`{"content":[{"type":"text","text":"x","annotations":{"priority":0.5}}]}`,
+	`{"content":[{"type":"text","text":"x"},{"type":"resource_link","uri":"file:///a","name":"a"}]}`,
+	`{"content":[{"type":"text","text":1}]}`,
+	`{"content":[null]}`,
+	`{"content":{"type":"text","text":"one object"}}`,
+	`{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`,
+	`{"Content":[{"type":"text","text":"x"}]}`,
+	`{"content":[{"type":"text","text":"x"}],"isError":1}`,
+	`{"content":[{"text":"no type"}]}`,
+	`[]`,
+}
+
+// TestDecodeCallToolResultMatchesGoSDK: the same result value (or both fail) as go-sdk's
+// CallToolResult.UnmarshalJSON.
+func TestDecodeCallToolResultMatchesGoSDK(t *testing.T) {
+	for _, raw := range toolResults {
+		t.Run(shorten(raw), func(t *testing.T) { compareToolResult(t, []byte(raw)) })
+	}
+	if _, ok := fastToolResult([]byte(toolResults[0])); !ok {
+		t.Error("a plain text result took the slow path")
+	}
+}
+
+// FuzzDecodeCallToolResult: never panics; on valid JSON, agrees with go-sdk.
+func FuzzDecodeCallToolResult(f *testing.F) {
+	for _, raw := range toolResults {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			_, _ = decodeCallToolResult(raw)
+			return
+		}
+		compareToolResult(t, raw)
+	})
+}
+
+func compareToolResult(t *testing.T, raw []byte) {
+	t.Helper()
+	got, err := decodeCallToolResult(raw)
+	want := new(mcp.CallToolResult)
+	werr := want.UnmarshalJSON(raw)
+	if (err != nil) != (werr != nil) {
+		t.Fatalf("%s: err %v, go-sdk err %v", raw, err, werr)
+	}
+	if err != nil {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("%s:\n got  %s %#v\n want %s %#v", raw, g, got, w, want)
+	}
+}
+
+// TestEncodeCallToolParams: raw arguments are copied as they are; the rest is encoded as
+// go-sdk would.
+func TestEncodeCallToolParams(t *testing.T) {
+	for _, tc := range []struct {
+		p    *mcp.CallToolParams
+		want string
+	}{
+		{&mcp.CallToolParams{Name: "add", Arguments: json.RawMessage(`{"a": 40, "b":"<2>"}`)}, `{"name":"add","arguments":{"a": 40, "b":"<2>"}}`},
+		{&mcp.CallToolParams{Name: "n\"x"}, `{"name":"n\"x","arguments":{}}`},
+		{&mcp.CallToolParams{Name: "m", Arguments: map[string]any{"q": "<&>"}}, `{"name":"m","arguments":{"q":"<&>"}}`},
+		{&mcp.CallToolParams{Meta: mcp.Meta{"progressToken": "t1"}, Name: "p", Arguments: json.RawMessage(`{}`)}, `{"_meta":{"progressToken":"t1"},"name":"p","arguments":{}}`},
+	} {
+		got, err := encodeCallToolParams(tc.p)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("encode(%+v) = %s, %v; want %s", tc.p, got, err, tc.want)
+		}
+	}
+	if _, err := encodeCallToolParams(&mcp.CallToolParams{Name: "x", Arguments: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("invalid raw arguments: no error")
+	}
+}
