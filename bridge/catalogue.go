@@ -30,8 +30,12 @@ type remoteTool struct {
 	gone         bool // the server stopped offering it after a redial
 }
 
+// newRemoteTool keeps of t only what calls and Tool records read: go-sdk's decoded
+// inputSchema, outputSchema and _meta (maps several times the size of their JSON) are
+// dropped, since the bridge keeps the raw bytes instead.
 func newRemoteTool(t *mcp.Tool) *remoteTool {
-	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: t}
+	slim := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations, Icons: t.Icons}
+	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: slim}
 }
 
 // retryable reports whether a call that may have reached the server can be sent again.
