@@ -136,9 +136,16 @@ func (s *Server) Tools() Tools {
 
 // Status returns the outcome of the server's start-up; Tools gives the final tool names.
 func (s *Server) Status() ServerStatus {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
 	s.catMu.Lock()
-	defer s.catMu.Unlock()
-	return s.status
+	st := s.status
+	s.catMu.Unlock()
+	if sess != nil {
+		st.NonProtocolLines = sess.conn.NonProtocolLines()
+	}
+	return st
 }
 
 func (s *Server) serverError(phase Phase, err error, conn *transport.Conn) *ServerError {

@@ -95,4 +95,8 @@ type ServerStatus struct {
 	Auth *AuthStatus `json:"auth,omitempty"`
 	// Stderr is the tail of a stdio server's stderr (empty for HTTP servers).
 	Stderr string `json:"stderr,omitempty"`
+	// NonProtocolLines counts the lines the live session's stdio server wrote on stdout
+	// that were not JSON-RPC messages (banners, log lines). They are skipped and logged at
+	// Warn; a count above zero is a bug for the server's author (logs belong on stderr).
+	NonProtocolLines int64 `json:"nonProtocolLines,omitempty"`
 }

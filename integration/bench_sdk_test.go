@@ -117,7 +117,7 @@ func bridgeClient(ctx context.Context, b *testing.B, bin string) sdkClient {
 	b.Cleanup(func() { _ = tools.Close() })
 	calls := make([]callTool, sdkServers)
 	for i, cfg := range cfgs {
-		calls[i] = handlerCall(benchTool(b, tools, cfg.ID, "add").Handler)
+		calls[i] = handlerCall(benchTool(b, tools.Tools(), cfg.ID, "add").Handler)
 	}
 	return sdkClient{name: "bridge", run: func(ctx context.Context, n, width int) (time.Duration, error) {
 		return roundRobin(ctx, n, width, len(calls), func(ctx context.Context, i int) error { return calls[i](ctx) })

@@ -31,12 +31,16 @@ func TestMain(m *testing.M) {
 }
 
 // serveStdio runs a test server on stdin/stdout: "basic" (tools with every feature probe
-// reports on), "mini" (one tool that clashes with basic's), "crash" (writes to stderr and
-// exits before the handshake), "echoargs" (prints its arguments and exits), "hang" (never
-// answers).
+// reports on), "mini" (one tool that clashes with basic's; prints two lines that are not
+// JSON-RPC on stdout first), "crash" (writes to stderr and exits before the handshake),
+// "echoargs" (prints its arguments and exits), "hang" (never answers).
 func serveStdio(kind string) int {
 	switch kind {
 	case "basic", "mini":
+		if kind == "mini" { // a logger left on stdout: lines that are not JSON-RPC
+			fmt.Println("mini: starting server on stdio…")
+			fmt.Println("mini: ready")
+		}
 		if err := newTestServer(kind).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -78,7 +78,7 @@ type appTool struct {
 
 // problem is a bridge finding (ServerStatus.Problems) or a provider lint finding.
 type problem struct {
-	Tool    string `json:"tool"`
+	Tool    string `json:"tool"`   // "" for a finding about the server as a whole
 	Source  string `json:"source"` // "bridge" or "lint"
 	Problem string `json:"problem"`
 	Skipped bool   `json:"skipped,omitempty"`
@@ -316,6 +316,9 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 					sr.Counts.App++
 					sr.AppTools = append(sr.AppTools, appTool{Name: t.Name, ResourceURI: t.UIResource})
 				}
+			}
+			if n := st.NonProtocolLines; n > 0 {
+				sr.Problems = append(sr.Problems, problem{Source: "bridge", Problem: fmt.Sprintf("%d non-protocol lines on stdout (skipped; the server should write logs to stderr)", n)})
 			}
 			for _, pb := range st.Problems {
 				sr.Problems = append(sr.Problems, problem{Tool: pb.Tool, Source: "bridge", Problem: pb.Problem, Skipped: pb.Skipped})

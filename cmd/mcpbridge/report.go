@@ -88,6 +88,10 @@ func writeReport(w io.Writer, rep *probeReport) error {
 			if p.Skipped {
 				tag += ", skipped"
 			}
+			if p.Tool == "" { // about the server, not one tool
+				probs = append(probs, fmt.Sprintf("[%s]: %s", tag, p.Problem))
+				continue
+			}
 			probs = append(probs, fmt.Sprintf("%s [%s]: %s", p.Tool, tag, p.Problem))
 		}
 		if len(probs) > 0 {
