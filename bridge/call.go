@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/results"
-	"github.com/ttalk/mcpbridge/transport"
 )
 
 // invoke is a Tool's Handler: arguments checked and validated, tools/call with redial,
@@ -134,12 +133,12 @@ func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMess
 	return res, err
 }
 
-// directCalls reports whether tools/call can go straight over the session's stdio
-// connection (transport.Conn.CallTool), which skips go-sdk's per-call decoding and its
-// middleware: stdio, and a protocol before 2026-07-28 (whose per-request _meta go-sdk
-// adds). The bridge installs no sending middleware on its client.
+// directCalls reports whether tools/call can go straight over the session's connection
+// (transport.Conn.CallTool), which skips go-sdk's per-call decoding and its middleware:
+// stdio, in-process or SSE, and a protocol before 2026-07-28 (whose per-request _meta
+// go-sdk adds). The bridge installs no sending middleware on its client.
 func directCalls(sess *session) bool {
-	if sess.conn.Kind() != transport.KindStdio {
+	if !sess.conn.DirectCalls() {
 		return false
 	}
 	ir := sess.cs.InitializeResult()

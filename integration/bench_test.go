@@ -38,7 +38,9 @@ type callPair struct {
 }
 
 // callPairs connects a raw go-sdk session and a bridge Server to the same "add" server
-// over in-memory transports and over stdio (two processes of the same binary).
+// over in-memory transports, over stdio (two processes of the same binary) and over
+// Streamable HTTP (one loopback httptest server; the raw session uses go-sdk's default
+// HTTP client, the bridge its own transport).
 func callPairs(b *testing.B) []struct {
 	name string
 	open func(b *testing.B) callPair
@@ -76,6 +78,22 @@ func callPairs(b *testing.B) []struct {
 			}
 			b.Cleanup(func() { _ = s.Close() })
 			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "stdio", "add").Handler)}
+		}},
+		{"http", func(b *testing.B) callPair {
+			ctx := benchContext(b)
+			url := benchHTTP(b, newBenchServer(0))
+			cs, err := newRawClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url},
+				&mcp.ClientSessionOptions{ProtocolVersion: benchProtocolVersion})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = cs.Close() })
+			s, err := bridge.Dial(ctx, bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: url}, benchOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close() })
+			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "http", "add").Handler)}
 		}},
 	}
 }

@@ -139,22 +139,36 @@ func (c *capture) observeResponses(data []byte) {
 	})
 }
 
-// captureConn wraps a go-sdk Connection (stdio, legacy SSE) to observe
-// tools/list traffic, and routes Close through the owner's teardown.
+// captureConn wraps a go-sdk Connection (in-process, legacy SSE) to observe
+// tools/list traffic and carry direct calls, and routes Close through the
+// owner's teardown.
 type captureConn struct {
 	mcp.Connection
-	cap   *capture
-	close func() error // shared teardown; it must close the inner Connection
+	cap    *capture
+	close  func() error // shared teardown; it must close the inner Connection
+	direct directCalls  // calls made with Conn.CallTool (direct.go)
+	one    [1]jsonrpc.Message
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		if r, ok := msg.(*jsonrpc.Response); ok {
-			c.cap.response(r.ID, r.Result)
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.direct.terminate(err)
+			return nil, err
 		}
+		r, ok := msg.(*jsonrpc.Response)
+		if !ok {
+			return msg, nil
+		}
+		if _, _, direct := isDirect(r); direct {
+			c.one[0] = r
+			c.direct.deliver(c.one[:])
+			continue
+		}
+		c.cap.response(r.ID, r.Result)
+		return msg, nil
 	}
-	return msg, err
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {

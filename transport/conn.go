@@ -67,6 +67,9 @@ type Conn struct {
 	proc   *process       // stdio, once started
 	inner  mcp.Connection // http/sse: go-sdk's connection
 
+	direct      *directCalls // the connection's direct calls; nil when it has none
+	directWrite writeFunc
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -201,7 +204,11 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 		// RoundTripper.
 		return inner, nil
 	}
-	return &captureConn{Connection: inner, cap: &c.cap, close: c.Close}, nil
+	cc := &captureConn{Connection: inner, cap: &c.cap, close: c.Close}
+	c.mu.Lock()
+	c.direct, c.directWrite = &cc.direct, cc.Write
+	c.mu.Unlock()
+	return cc, nil
 }
 
 // TakeTools returns the raw tool objects (each element one entry of

@@ -7,30 +7,40 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Direct calls: tools/call sent on the stdio connection beside go-sdk's session. go-sdk's
+// Direct calls: tools/call sent on the connection beside go-sdk's session. go-sdk's
 // ClientSession.CallTool decodes every result twice through a decoder that allocates
 // 32 KB each time (jsonrpc2's Await, then CallToolResult.UnmarshalJSON) and runs each call
 // through its middleware chain and jsonrpc2's call table. A direct call has its own ID
 // space (negative integers; go-sdk counts up from 1), its response is taken off the wire
-// by stdioConn.Read before go-sdk sees it, and an all-text result is decoded without those
+// by the connection's Read (stdioConn, captureConn) before go-sdk sees it, and an all-text result is decoded without those
 // buffers. Everything else about the session (initialize, listings, notifications,
 // progress, requests from the server, its end) stays go-sdk's.
 
 // ErrNoDirectCall is returned by Conn.CallTool when the connection cannot carry direct
-// calls (not stdio, or not started); the caller uses go-sdk's ClientSession instead.
-var ErrNoDirectCall = errors.New("direct calls need a started stdio connection")
+// calls (Streamable HTTP, whose connection go-sdk must own unwrapped, or not connected);
+// the caller uses go-sdk's ClientSession instead. See Conn.DirectCalls.
+var ErrNoDirectCall = errors.New("direct calls are not available on this connection")
+
+// DirectCalls reports whether CallTool can be used: the connection is up and is stdio,
+// in-process or legacy SSE.
+func (c *Conn) DirectCalls() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.direct != nil
+}
 
 // cancelNotifyTimeout bounds the notifications/cancelled write of an abandoned direct
 // call, as go-sdk bounds its own.
 const cancelNotifyTimeout = 5 * time.Second
 
-// CallTool sends tools/call with p on a stdio connection without going through go-sdk's
+// CallTool sends tools/call with p on the connection without going through go-sdk's
 // session, and returns the result as go-sdk's ClientSession.CallTool would: the same
 // errors (a JSON-RPC error wrapped as `calling "tools/call": …`, ctx.Err() on
 // cancellation, after which notifications/cancelled is sent; mcp.ErrConnectionClosed
@@ -40,22 +50,19 @@ const cancelNotifyTimeout = 5 * time.Second
 //
 // It bypasses go-sdk's sending middleware and its protocol-2026 request metadata, so use
 // it only for sessions that negotiated an earlier protocol and have no middleware. It
-// returns ErrNoDirectCall for other kinds.
+// returns ErrNoDirectCall when DirectCalls is false.
 func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if c.kind != KindStdio {
-		return nil, ErrNoDirectCall
-	}
 	c.mu.Lock()
-	proc := c.proc
+	d, write := c.direct, c.directWrite
 	c.mu.Unlock()
-	if proc == nil || proc.conn == nil {
+	if d == nil {
 		return nil, ErrNoDirectCall
 	}
 	params, err := encodeCallToolParams(p)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
 	}
-	raw, err := proc.conn.call(ctx, "tools/call", params)
+	raw, err := d.call(ctx, write, "tools/call", params)
 	if err != nil {
 		return nil, err
 	}
@@ -102,29 +109,41 @@ type pendingCall struct {
 	err  error
 }
 
+// directCalls is the table of a connection's direct calls. The connection's reader
+// passes what it reads through deliver, and calls terminate when it ends.
+type directCalls struct {
+	mu      sync.Mutex
+	pending map[int64]*pendingCall
+	lastID  int64 // the last call's ID (they count down from -1)
+	term    error // why the connection ended, once it did
+}
+
+// writeFunc writes one message on a connection.
+type writeFunc func(context.Context, jsonrpc.Message) error
+
 // call writes a request with a fresh negative ID and waits for its response, the end of
 // the connection, or ctx.
-func (s *stdioConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (d *directCalls) call(ctx context.Context, write writeFunc, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	pc := &pendingCall{done: make(chan struct{})}
-	s.pmu.Lock()
-	if s.term != nil {
-		err := s.term
-		s.pmu.Unlock()
+	d.mu.Lock()
+	if d.term != nil {
+		err := d.term
+		d.mu.Unlock()
 		return nil, fmt.Errorf("%w: calling %q: client is closing: %v", mcp.ErrConnectionClosed, method, err)
 	}
-	s.lastID--
-	n := s.lastID
-	if s.pending == nil {
-		s.pending = make(map[int64]*pendingCall)
+	d.lastID--
+	n := d.lastID
+	if d.pending == nil {
+		d.pending = make(map[int64]*pendingCall)
 	}
-	s.pending[n] = pc
-	s.pmu.Unlock()
+	d.pending[n] = pc
+	d.mu.Unlock()
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: |n| < 2^53
-	if err := s.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		s.forget(n)
+	if err := write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		d.forget(n)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -133,8 +152,8 @@ func (s *stdioConn) call(ctx context.Context, method string, params json.RawMess
 	select {
 	case <-pc.done:
 	case <-ctx.Done():
-		if s.forget(n) {
-			go s.notifyCancelled(n, ctx)
+		if d.forget(n) {
+			go notifyCancelled(write, n, ctx)
 		}
 		return nil, ctx.Err()
 	}
@@ -148,43 +167,48 @@ func (s *stdioConn) call(ctx context.Context, method string, params json.RawMess
 }
 
 // forget drops a pending call and reports whether it was still pending.
-func (s *stdioConn) forget(n int64) bool {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	_, ok := s.pending[n]
-	delete(s.pending, n)
+func (d *directCalls) forget(n int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.pending[n]
+	delete(d.pending, n)
 	return ok
 }
 
 // notifyCancelled tells the server that direct call n was abandoned.
-func (s *stdioConn) notifyCancelled(n int64, ctx context.Context) {
+func notifyCancelled(write writeFunc, n int64, ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 	defer cancel()
 	params := []byte(`{"requestId":` + strconv.FormatInt(n, 10) + `,"reason":`)
 	params = appendString(params, ctx.Err().Error())
 	params = append(params, '}')
-	_ = s.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+	_ = write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
 }
 
-// deliver hands responses to direct calls (negative integer IDs) to their callers and
-// returns the other messages, reusing msgs.
-func (s *stdioConn) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
+// isDirect reports whether m is a response to a direct call (a negative integer ID).
+func isDirect(m jsonrpc.Message) (*jsonrpc.Response, int64, bool) {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok {
+		return nil, 0, false
+	}
+	n, ok := r.ID.Raw().(int64)
+	return r, n, ok && n < 0
+}
+
+// deliver hands responses to direct calls to their callers and returns the other
+// messages, reusing msgs.
+func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 	out := msgs[:0]
 	for _, m := range msgs {
-		r, ok := m.(*jsonrpc.Response)
+		r, n, ok := isDirect(m)
 		if !ok {
 			out = append(out, m)
 			continue
 		}
-		n, ok := r.ID.Raw().(int64)
-		if !ok || n >= 0 {
-			out = append(out, m)
-			continue
-		}
-		s.pmu.Lock()
-		pc := s.pending[n]
-		delete(s.pending, n)
-		s.pmu.Unlock()
+		d.mu.Lock()
+		pc := d.pending[n]
+		delete(d.pending, n)
+		d.mu.Unlock()
 		if pc != nil { // else: a call abandoned by its caller
 			pc.resp = r
 			close(pc.done)
@@ -194,17 +218,17 @@ func (s *stdioConn) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 	return out
 }
 
-// terminate records the connection's end and fails every pending direct call with err.
-func (s *stdioConn) terminate(err error) {
-	s.pmu.Lock()
-	defer s.pmu.Unlock()
-	if s.term == nil {
-		s.term = err
+// terminate records the connection's end and fails every pending call with err.
+func (d *directCalls) terminate(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.term == nil {
+		d.term = err
 	}
-	for n, pc := range s.pending {
+	for n, pc := range d.pending {
 		pc.err = err
 		close(pc.done)
-		delete(s.pending, n)
+		delete(d.pending, n)
 	}
 }
 

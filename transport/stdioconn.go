@@ -76,11 +76,7 @@ type stdioConn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
-	// Direct calls (direct.go).
-	pmu     sync.Mutex
-	pending map[int64]*pendingCall
-	lastID  int64 // the last direct call's ID (they count down from -1)
-	term    error // why the connection ended, once it did
+	direct directCalls // direct.go
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -105,7 +101,7 @@ func (s *stdioConn) closeFiles() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		s.terminate(io.EOF)
+		s.direct.terminate(io.EOF)
 		err = errors.Join(s.r.Close(), s.w.Close())
 	})
 	return err
@@ -135,7 +131,7 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		s.capture(msgs)
-		if msgs = s.deliver(msgs); len(msgs) == 0 {
+		if msgs = s.direct.deliver(msgs); len(msgs) == 0 {
 			s.scratch = msgs
 			continue
 		}
@@ -267,7 +263,7 @@ func (s *stdioConn) fail(err error) error {
 	default:
 		err = s.c.explainEnd(fmt.Errorf("reading stdout: %w", err))
 	}
-	s.terminate(err)
+	s.direct.terminate(err)
 	return err
 }
 

@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -667,6 +668,88 @@ func TestStdioExitExplained(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// TestDirectCalls: Conn.CallTool over stdio and in-process returns what go-sdk's CallTool
+// returns (a result, a tool error, a JSON-RPC error), and a cancelled call's cancellation
+// reaches the server.
+func TestDirectCalls(t *testing.T) {
+	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			cancelled <- struct{}{}
+			return nil, ctx.Err()
+		})
+	for _, kind := range []string{"inprocess", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			spec := transport.Spec{ID: "direct", InProcess: func() (mcp.Transport, error) {
+				st, ct := mcp.NewInMemoryTransports()
+				if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+					return nil, err
+				}
+				return ct, nil
+			}}
+			k := transport.KindInProcess
+			if kind == "stdio" {
+				spec, k = stdioSpec(t, "direct", "server"), transport.KindStdio
+			}
+			c, err := transport.Open(spec, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := testCtx(t)
+			cs := session(t, ctx, c)
+			if !c.DirectCalls() {
+				t.Fatal("DirectCalls() = false")
+			}
+			tool, args := "echo", json.RawMessage(`{"x":[1,"<é>"]}`)
+			if kind == "stdio" {
+				tool, args = "t0", json.RawMessage(`{"zeta":2}`)
+			}
+			for _, name := range []string{tool, "nosuchtool"} {
+				got, gerr := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+				want, werr := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+					t.Errorf("%s: direct error %v, go-sdk error %v", name, gerr, werr)
+				}
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				if string(g) != string(w) {
+					t.Errorf("%s: direct %s, go-sdk %s", name, g, w)
+				}
+			}
+			if kind == "stdio" {
+				return
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "slow"})
+				done <- err
+			}()
+			select {
+			case <-started:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the slow call did not reach the server")
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled call: %v", err)
+			}
+			select {
+			case <-cancelled:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the server's handler was not cancelled")
 			}
 		})
 	}
