@@ -96,7 +96,7 @@ func sessionDead(err error, sess *session) bool {
 	}
 	return sess.conn.Overrun() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		sdkFrameTooLarge(err) || writeFailed(err)
+		errors.Is(err, transport.ErrFrameTooLarge) || sdkFrameTooLarge(err) || writeFailed(err)
 }
 
 // writeFailed reports whether err is a failure to write the request to a stdio pipe (the
