@@ -90,7 +90,7 @@ func (c *Conn) explainEnd(err error) error {
 	case <-t.C:
 		e.Ran = time.Since(p.started)
 	}
-	e.LastStderr = lastLine(c.tail.String(), maxLastStderr)
+	e.LastStderr = lastLine(c.Stderr(), maxLastStderr) // secrets redacted
 	return e
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Buffer sizes of the stdio connection: reads go into one buffer that starts
@@ -323,7 +325,9 @@ func (n *noiseLog) line(line []byte, cut bool) {
 			line = line[:len(line)-1]
 		}
 	}
-	q := strconv.Quote(string(line)) // control characters escaped: the log may be a terminal
+	// Secrets (argument and env values) redacted; control characters escaped: the log may
+	// be a terminal.
+	q := strconv.Quote(redact.String(string(line), n.c.secrets))
 	attrs := []slog.Attr{slog.String("server", n.c.id), slog.String("line", q[1:len(q)-1])}
 	if cut {
 		attrs = append(attrs, slog.Bool("truncated", true))

@@ -166,3 +166,20 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestStdioConnNoiseRedacted: a non-protocol line is logged with the server's secrets
+// (argument and env values) masked and control characters escaped.
+func TestStdioConnNoiseRedacted(t *testing.T) {
+	s, w, logs := pipeConn(t, 0)
+	s.c.secrets = []string{"tok-do-not-print"}
+	go func() {
+		_, _ = w.Write([]byte("config: token=tok-do-not-print \x1b[2J\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	}()
+	if _, err := s.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if strings.Contains(out, "tok-do-not-print") || strings.Contains(out, "\x1b") || !strings.Contains(out, "config: token=") {
+		t.Errorf("log: %q", out)
+	}
+}
