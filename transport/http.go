@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -106,6 +107,7 @@ func hostKey(u *url.URL) string {
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
+	perCall := headersFrom(req.Context())
 	if sameURL(req.URL, rt.ep.redacted) {
 		u := *rt.ep.real
 		out.URL = &u
@@ -113,6 +115,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if hostKey(out.URL) == hostKey(rt.ep.real) {
 		for k, vs := range rt.headers {
+			out.Header[k] = append([]string(nil), vs...)
+		}
+		for k, vs := range perCall {
 			out.Header[k] = append([]string(nil), vs...)
 		}
 		if rt.host != "" {
@@ -130,7 +135,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
-			return nil, redact.Error(err, rt.secrets)
+			return nil, redact.Error(err, rt.secretsWith(perCall))
 		}
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -145,7 +150,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := rt.base.RoundTrip(out)
 	if err != nil {
-		return nil, redact.Error(err, rt.secrets)
+		return nil, redact.Error(err, rt.secretsWith(perCall))
 	}
 	rt.reached.Store(true)
 	resp.Request = req // never expose the real URL through the response
@@ -238,4 +243,21 @@ func isInitialize(body []byte) bool {
 		}
 	})
 	return found
+}
+
+// secretsWith returns the strings no error may show: the connection's own secrets and the
+// values of the call's per-call headers (WithHeaders).
+func (rt *roundTripper) secretsWith(perCall http.Header) []string {
+	if len(perCall) == 0 {
+		return rt.secrets
+	}
+	s := slices.Clone(rt.secrets)
+	for _, vs := range perCall {
+		for _, v := range vs {
+			if v != "" {
+				s = append(s, v)
+			}
+		}
+	}
+	return s
 }
