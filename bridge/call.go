@@ -19,8 +19,20 @@ func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage
 	return inv.Text, err
 }
 
-// invokeFull is invoke keeping what went in and what came back (see Tool.Invoke).
+// invokeFull is invoke keeping what went in and what came back (see Tool.Invoke). With hooks
+// or telemetry the call is observed (see hooks.go).
 func (s *Server) invokeFull(ctx context.Context, remote string, args json.RawMessage) (Invocation, error) {
+	if !s.opts.observed() {
+		return s.invokeWith(ctx, nil, remote, args)
+	}
+	ctx, ob := s.observe(ctx, OriginHandler, "tools/call", remote, args)
+	inv, err := s.invokeWith(ctx, ob, remote, args)
+	ob.end(ctx, len(inv.Text), false, err)
+	return inv, err
+}
+
+// invokeWith is invokeFull, observed by ob unless it is nil.
+func (s *Server) invokeWith(ctx context.Context, ob *callObs, remote string, args json.RawMessage) (Invocation, error) {
 	rt, err := s.remoteTool(remote)
 	if err != nil {
 		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
@@ -36,6 +48,16 @@ func (s *Server) invokeFull(ctx context.Context, remote string, args json.RawMes
 		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", rt.label, err)}
 	}
 	inv := Invocation{Args: a}
+	if ob != nil {
+		ob.describe(rt, a)
+		if err := ob.before(ctx, rt.label); err != nil {
+			if d, ok := err.(*DeniedError); ok {
+				inv.Text = d.Error() // what the model reads
+				return inv, d
+			}
+			return inv, err
+		}
+	}
 	res, err := s.callTool(ctx, rt, a)
 	if err != nil {
 		return inv, err
@@ -107,7 +129,17 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	return s.callTool(ctx, rt, args)
+	if !s.opts.observed() {
+		return s.callTool(ctx, rt, args)
+	}
+	ctx, ob := s.observe(ctx, OriginCallTool, "tools/call", name, args)
+	ob.describe(rt, args)
+	var res *mcp.CallToolResult
+	if err = ob.before(ctx, rt.label); err == nil {
+		res, err = s.callTool(ctx, rt, args)
+	}
+	ob.end(ctx, resultSize(res), res != nil && res.IsError, err)
+	return res, err
 }
 
 func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMessage) (*mcp.CallToolResult, error) {
@@ -117,6 +149,10 @@ func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMess
 			return ErrToolGone
 		}
 		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
+		if meta := s.requestMeta(ctx); meta != nil {
+			params.Meta = meta
+		}
+		sessionStarted(ctx, sess.cs.ID())
 		if fn := progressFunc(ctx); fn != nil {
 			tok, done := s.progress.register(rt.name, fn)
 			defer done()

@@ -194,10 +194,7 @@ func hasTool(tools []*mcp.Tool, name string) bool {
 
 // wanted applies the server's Include and Exclude globs to a tool name.
 func (s *Server) wanted(name string) bool {
-	if len(s.cfg.Include) > 0 && !matchAny(s.cfg.Include, name) {
-		return false
-	}
-	return !matchAny(s.cfg.Exclude, name)
+	return selected(s.cfg.Include, s.cfg.Exclude, name)
 }
 
 // install makes sess the live session with a fresh listing. Tools named before keep their

@@ -25,7 +25,9 @@ func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error)
 // dial starts one server of set (nil for Dial) and lists its tools, reporting the outcome to
 // the log and OnStatus.
 func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server, *ServerError) {
+	ctx, span := o.tel.startConnect(ctx, cfg.ID)
 	fail := func(s *Server, serr *ServerError, timings []PhaseTiming) (*Server, *ServerError) {
+		span.end(nil, serr)
 		st := ServerStatus{ID: cfg.ID}
 		if s != nil {
 			s.stop()
@@ -59,9 +61,11 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		return fail(s, serr, nil)
 	}
 	timings := []PhaseTiming{initTiming}
+	span.phaseDone(initTiming.Phase, initTiming.Duration)
 	t := time.Now()
 	listed, raw, err := s.list(ctx, sess)
 	timings = append(timings, PhaseTiming{PhaseList, time.Since(t)})
+	span.phaseDone(PhaseList, time.Since(t))
 	if err != nil {
 		s.closeWithin(ctx, sess)
 		return fail(s, s.serverError(PhaseList, err, sess.conn), timings)
@@ -79,6 +83,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.status.Auth = as
 	st := s.status
 	s.catMu.Unlock()
+	span.end(s, nil)
 	s.log.Debug("mcp server connected", "tools", len(st.ModelTools), "transport", st.Transport)
 	if o.OnStatus != nil {
 		o.OnStatus(st)

@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/results"
 )
@@ -86,6 +90,31 @@ type Options struct {
 	// validator library compiles in time quadratic in them). Over it, as for MaxSchemaCost.
 	// Default DefaultMaxSchemaNodes (5,000).
 	MaxSchemaNodes int
+
+	// BeforeCall, when set, runs before every tool call (Handler, Server.CallTool, an App's
+	// tools/call through Set.Proxy; see Call.Origin), after the arguments were checked and,
+	// for Handlers, validated. Returning nil lets the call go ahead; Deny(reason) refuses it
+	// with a *DeniedError whose text the model reads; any other error fails the call. A
+	// refused call never reaches the server. The hook may block, for example to ask a human:
+	// its ctx carries the call timeout (CallTimeout, ServerConfig.CallTimeout) and ends
+	// with the caller's ctx and with Close, and the call returns when it ends even if the
+	// hook does not. It runs on its own goroutine and may be called concurrently.
+	BeforeCall func(ctx context.Context, call *Call) error
+	// AfterCall, when set, runs after every tool call with its outcome, duration and sizes
+	// (for audit logs and metrics), including calls refused before reaching the server
+	// (invalid arguments, denials). It runs on the caller's goroutine before the call
+	// returns and may be called concurrently.
+	AfterCall func(ctx context.Context, call *Call, end *CallEnd)
+	// TracerProvider and MeterProvider, when set, receive the bridge's spans and metrics
+	// (see "Tracing" in the package doc). nil means the global providers
+	// (otel.SetTracerProvider, otel.SetMeterProvider); while no provider is installed the
+	// bridge records nothing and calls cost nothing extra.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Propagator writes a call's trace context into the request's params._meta. nil means
+	// the global propagator, or W3C trace context and baggage when the global one writes
+	// nothing.
+	Propagator propagation.TextMapPropagator
 }
 
 // Defaults used when Options and ServerConfig leave a field zero.
@@ -103,6 +132,7 @@ const protocolVersion = "2025-11-25"
 type options struct {
 	Options
 	logger *slog.Logger
+	tel    *telemetry
 }
 
 func resolve(o *Options) *options {
@@ -114,6 +144,7 @@ func resolve(o *Options) *options {
 		r.Logger = slog.Default()
 	}
 	r.logger = r.Logger
+	r.tel = newTelemetry(&r.Options)
 	if r.ConnectTimeout <= 0 {
 		r.ConnectTimeout = DefaultConnectTimeout
 	}

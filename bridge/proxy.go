@@ -35,6 +35,9 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", apps.ErrBadRequest, err)
 		}
+		if s.opts.observed() {
+			return s.appCall(ctx, rt, args)
+		}
 		res, err := s.callTool(ctx, rt, args)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,64 @@
+package bridge
+
+import (
+	"context"
+	"maps"
+	"net/http"
+
+	"github.com/ttalk/mcpbridge/transport"
+)
+
+// WithCallHeaders returns a copy of ctx under which the requests of a call (a Handler,
+// Server.CallTool, ReadResource, Set.Proxy) to an http or sse server carry h, for example a
+// user's own token in a multi-tenant host:
+//
+//	text, err := tool.Handler(bridge.WithCallHeaders(ctx, http.Header{"Authorization": {"Bearer " + userToken}}), args)
+//
+// The headers are added after ServerConfig.Headers (a per-call value wins), only on
+// requests to the server's own host and port, and are treated like configured headers:
+// never logged, and redacted ("***") from errors that quote them. Headers the MCP transport
+// owns (Host, Content-Type, Accept, Mcp-Session-Id and every other Mcp-* header) are never
+// replaced. stdio servers ignore them. A later WithCallHeaders merges, its values winning.
+//
+// A request that redials a dead session runs under the server's own context, so the
+// headers of the call that found the session dead are not used for the new initialize.
+func WithCallHeaders(ctx context.Context, h http.Header) context.Context {
+	return transport.WithHeaders(ctx, h)
+}
+
+type callMetaKey struct{}
+
+// WithCallMeta returns a copy of ctx under which the requests of a call (tools/call, and the
+// requests of tools exposing resources and prompts) carry meta in params._meta, for servers
+// that read per-request context (a tenant, a request ID) there. Keys the bridge sets itself
+// win: progressToken (WithProgress) and, when tracing, traceparent, tracestate and baggage.
+// A later WithCallMeta merges, its values winning. Values must marshal to JSON.
+func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
+	merged := maps.Clone(callMeta(ctx))
+	if merged == nil {
+		merged = make(map[string]any, len(meta))
+	}
+	maps.Copy(merged, meta)
+	return context.WithValue(ctx, callMetaKey{}, merged)
+}
+
+// callMeta returns the _meta entries WithCallMeta put on ctx, or nil.
+func callMeta(ctx context.Context) map[string]any {
+	m, _ := ctx.Value(callMetaKey{}).(map[string]any)
+	return m
+}
+
+// requestMeta returns the _meta for a request made under ctx: WithCallMeta's entries and the
+// trace context of ctx's span when tracing. nil when there is none (the common case, which
+// allocates nothing).
+func (s *Server) requestMeta(ctx context.Context) map[string]any {
+	user := callMeta(ctx)
+	if user == nil && !s.opts.tel.active() {
+		return nil
+	}
+	var meta map[string]any
+	if user != nil {
+		meta = maps.Clone(user)
+	}
+	return s.opts.tel.inject(ctx, meta)
+}

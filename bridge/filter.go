@@ -1,0 +1,40 @@
+package bridge
+
+import "strings"
+
+// Filter returns the tools whose Name matches patterns, in order, for giving each agent its
+// own subset of a Set's tools in one line:
+//
+//	researcher.Tools = set.Tools().Filter("search_*", "fetch", "!*delete*")
+//
+// Patterns follow the servers file's tool include/exclude globs (path.Match: "*", "?",
+// "[a-z]"); a pattern starting with "!" excludes. A tool is kept when it matches some
+// include pattern (or there are none) and no exclude pattern. A malformed pattern matches
+// no name. Filtering changes only what the agent is given: a tool filtered out here stays
+// callable by MCP Apps through Set.Proxy when its _meta.ui.visibility allows.
+func (t Tools) Filter(patterns ...string) Tools {
+	var include, exclude []string
+	for _, p := range patterns {
+		if rest, ok := strings.CutPrefix(p, "!"); ok {
+			exclude = append(exclude, rest)
+		} else {
+			include = append(include, p)
+		}
+	}
+	out := make(Tools, 0, len(t))
+	for _, tool := range t {
+		if selected(include, exclude, tool.Name) {
+			out = append(out, tool)
+		}
+	}
+	return out
+}
+
+// selected applies include and exclude globs to name: the rule of Tools.Filter and of a
+// server's ServerConfig.Include and Exclude.
+func selected(include, exclude []string, name string) bool {
+	if len(include) > 0 && !matchAny(include, name) {
+		return false
+	}
+	return !matchAny(exclude, name)
+}

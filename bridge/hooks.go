@@ -1,0 +1,329 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/results"
+)
+
+// Origin says where a tool call came from.
+type Origin uint8
+
+// The origins of a tool call.
+const (
+	// OriginHandler is a call through a Tool's Handler: the model's call.
+	OriginHandler Origin = iota + 1
+	// OriginCallTool is a call through Server.CallTool: host code, by the server's own name.
+	OriginCallTool
+	// OriginApp is an MCP App's tools/call through Set.Proxy (or Set.ProxyHandler).
+	OriginApp
+)
+
+// String returns "handler", "call_tool" or "app".
+func (o Origin) String() string {
+	switch o {
+	case OriginHandler:
+		return "handler"
+	case OriginCallTool:
+		return "call_tool"
+	case OriginApp:
+		return "app"
+	}
+	return "origin(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Call describes one tool call to Options.BeforeCall and Options.AfterCall. Hooks must not
+// modify it or keep Args beyond the hook's return.
+type Call struct {
+	// Origin says who made the call: the model (a Handler), host code (Server.CallTool) or
+	// an MCP App (Set.Proxy).
+	Origin Origin
+	// Method is the MCP method the call makes: "tools/call", or for the tools that expose a
+	// server's resources and prompts (ServerConfig.Expose) "resources/list",
+	// "resources/read", "prompts/list" or "prompts/get".
+	Method string
+	// Tool is the model-visible name (Tool.Name); "" for a tool the model is not offered
+	// (app-only, filtered out by config, or not listed).
+	Tool string
+	// RemoteName is the tool's name on the server.
+	RemoteName string
+	// Server is the server the call goes to.
+	Server *Server
+	// Title and Annotations are the server's display title and behaviour hints
+	// (destructiveHint, readOnlyHint, ...) as listed; Annotations may be nil.
+	Title       string
+	Annotations *mcp.ToolAnnotations
+	// Args are the arguments that will be sent: normalised ({} for none) and, for Handler
+	// calls, validated against the tool's inputSchema. Server.CallTool and App calls are
+	// not validated (CallTool is raw by contract).
+	Args json.RawMessage
+}
+
+// CallEnd is what Options.AfterCall learns about a finished call.
+type CallEnd struct {
+	// Duration is the whole call as the caller saw it: validation, BeforeCall (a human's
+	// approval included) and the request.
+	Duration time.Duration
+	// ArgsBytes is the size of the arguments sent (or refused).
+	ArgsBytes int
+	// ResultBytes is the size of what the caller got: the text for a Handler, the JSON
+	// result for an App; for Server.CallTool the bytes of the result's content blocks
+	// (text, and binary data as decoded) plus its structuredContent's JSON. 0 on failure.
+	ResultBytes int
+	// ErrorKind classifies the outcome: "" when the call succeeded.
+	ErrorKind ErrorKind
+	// Err is the error the caller got: nil on success, a *results.ToolError for the
+	// tool's own failure, a *DeniedError for a denial.
+	Err error
+}
+
+// ErrorKind classifies how a tool call ended. It is also the error.type attribute of the
+// call's span and metrics.
+type ErrorKind string
+
+// The kinds of a call's outcome. A JSON-RPC error from the server has its code as kind
+// ("-32602").
+const (
+	KindOK               ErrorKind = ""
+	KindToolError        ErrorKind = "tool_error"        // the tool ran and reported isError
+	KindDenied           ErrorKind = "denied"            // BeforeCall denied it; the server was not contacted
+	KindHookError        ErrorKind = "hook_error"        // BeforeCall failed; the server was not contacted
+	KindInvalidArguments ErrorKind = "invalid_arguments" // refused before contacting the server
+	KindUnknownTool      ErrorKind = "unknown_tool"
+	KindToolGone         ErrorKind = "tool_gone"
+	KindTimeout          ErrorKind = "timeout"
+	KindCanceled         ErrorKind = "canceled"
+	KindServerClosed     ErrorKind = "server_closed"
+	KindTransport        ErrorKind = "transport" // the session or connection failed
+)
+
+// DeniedError is the error of a call that Options.BeforeCall denied (return Deny(reason)).
+// The server was not contacted. A Handler returns Error() also as its text, so the model
+// reads the reason; errors.Is(err, ErrDenied) holds.
+type DeniedError struct {
+	Tool   string // the tool's name on the server
+	Reason string
+}
+
+// Error returns what the model reads: "tool call denied: <reason>".
+func (e *DeniedError) Error() string {
+	if e.Reason == "" {
+		return "tool call denied"
+	}
+	return "tool call denied: " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrDenied) hold.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// ErrDenied matches every *DeniedError with errors.Is.
+var ErrDenied = errors.New("tool call denied")
+
+// Deny returns the error a BeforeCall hook returns to refuse a call: the caller gets a
+// *DeniedError whose text, with reason, is what the model reads.
+func Deny(reason string) error { return &DeniedError{Reason: reason} }
+
+// observed reports whether anything watches calls: hooks or telemetry. When nothing does,
+// calls take the plain path, which allocates nothing for them.
+func (o *options) observed() bool {
+	return o.BeforeCall != nil || o.AfterCall != nil || o.tel.active()
+}
+
+// callObs follows one observed call: its description, its start, its span.
+type callObs struct {
+	s      *Server
+	call   Call
+	start  time.Time
+	span   *callSpan // nil without tracing or metrics
+	cancel context.CancelFunc
+}
+
+// observe starts following a call. The returned ctx is bounded by the call timeout (and by
+// Close), so BeforeCall's wait for a human counts against it; end must be called.
+func (s *Server) observe(ctx context.Context, origin Origin, method, remote string, args json.RawMessage) (context.Context, *callObs) {
+	ob := &callObs{s: s, start: time.Now(), call: Call{Origin: origin, Method: method, RemoteName: remote, Server: s, Args: args}}
+	ctx, ob.cancel = context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+	stop := context.AfterFunc(s.life, ob.cancel)
+	cancel := ob.cancel
+	ob.cancel = func() { stop(); cancel() }
+	ctx, ob.span = s.opts.tel.startCall(ctx, s, &ob.call)
+	return ctx, ob
+}
+
+// describe fills in what the listing says about the tool and the arguments to send.
+func (ob *callObs) describe(rt *remoteTool, args json.RawMessage) {
+	if rt != nil && rt.tool != nil {
+		ob.call.Title = rt.tool.Title
+		ob.call.Annotations = rt.tool.Annotations
+	}
+	if ob.call.Tool == "" && ob.call.Method == "tools/call" {
+		ob.call.Tool = ob.s.modelName(ob.call.RemoteName)
+	}
+	ob.call.Args = args
+}
+
+// before runs BeforeCall. It returns nil to go ahead, a *DeniedError for a denial, or the
+// error the caller gets. The hook runs on its own goroutine so that a hook waiting for a
+// human that ignores ctx still cannot hold the call past its deadline or Close.
+func (ob *callObs) before(ctx context.Context, label string) error {
+	hook := ob.s.opts.BeforeCall
+	if hook == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- hook(ctx, &ob.call) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		return ob.s.requestErr(ctx, PhaseCall, label+": waiting for BeforeCall", ob.s.opts.callTimeout(ob.s.cfg), err)
+	}
+	if err == nil {
+		return nil
+	}
+	var d *DeniedError
+	if errors.As(err, &d) {
+		return &DeniedError{Tool: ob.call.RemoteName, Reason: d.Reason}
+	}
+	return &hookError{&ServerError{Server: ob.s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: BeforeCall: %w", label, err)}}
+}
+
+// hookError marks a call refused because BeforeCall failed (for its ErrorKind).
+type hookError struct{ *ServerError }
+
+func (e *hookError) Unwrap() error { return e.ServerError }
+
+// end reports the outcome to the span, the metrics and AfterCall. isError says a raw
+// result (Server.CallTool, an App's call) reports the tool's own failure.
+func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err error) {
+	ob.cancel()
+	end := CallEnd{
+		Duration:    time.Since(ob.start),
+		ArgsBytes:   len(ob.call.Args),
+		ResultBytes: resultBytes,
+		ErrorKind:   errorKind(err),
+		Err:         err,
+	}
+	if isError && err == nil {
+		end.ErrorKind = KindToolError
+	}
+	if err != nil && end.ErrorKind != KindToolError {
+		end.ResultBytes = 0
+	}
+	if he, ok := err.(*hookError); ok {
+		end.Err = he.ServerError
+	}
+	ob.s.opts.tel.endCall(ob.span, &ob.call, &end)
+	if h := ob.s.opts.AfterCall; h != nil {
+		h(ctx, &ob.call, &end)
+	}
+}
+
+// errorKind classifies err (see ErrorKind).
+func errorKind(err error) ErrorKind {
+	if err == nil {
+		return KindOK
+	}
+	var te *results.ToolError
+	var je *jsonrpc.Error
+	var he *hookError
+	switch {
+	case errors.As(err, &te):
+		return KindToolError
+	case errors.Is(err, ErrDenied):
+		return KindDenied
+	case errors.As(err, &he):
+		return KindHookError
+	case errors.Is(err, ErrInvalidArguments):
+		return KindInvalidArguments
+	case errors.Is(err, ErrUnknownTool):
+		return KindUnknownTool
+	case errors.Is(err, ErrToolGone):
+		return KindToolGone
+	case errors.Is(err, errServerClosed):
+		return KindServerClosed
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	case errors.As(err, &je):
+		return ErrorKind(strconv.FormatInt(je.Code, 10))
+	}
+	return KindTransport
+}
+
+// modelName returns the model-visible name of the server's tool remote, or "".
+func (s *Server) modelName(remote string) string {
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	for _, t := range s.tools {
+		if t.RemoteName == remote {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+// resultSize is the size of a raw result for CallEnd.ResultBytes: its content blocks' text
+// and data, plus structuredContent's JSON.
+func resultSize(res *mcp.CallToolResult) int {
+	if res == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			n += len(c.Text)
+		case *mcp.ImageContent:
+			n += len(c.Data)
+		case *mcp.AudioContent:
+			n += len(c.Data)
+		case *mcp.ResourceLink:
+			n += len(c.URI)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				n += len(c.Resource.Text) + len(c.Resource.Blob)
+			}
+		}
+	}
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			n += len(b)
+		}
+	}
+	return n
+}
+
+// appCall is an MCP App's tools/call through the proxy, observed: the result is the raw
+// MCP result as JSON. A denial wraps apps.ErrToolNotAllowed (HTTP 403 from the handler).
+func (s *Server) appCall(ctx context.Context, rt *remoteTool, args json.RawMessage) (json.RawMessage, error) {
+	ctx, ob := s.observe(ctx, OriginApp, "tools/call", rt.name, args)
+	ob.describe(rt, args)
+	var out json.RawMessage
+	var res *mcp.CallToolResult
+	err := ob.before(ctx, rt.label)
+	if err == nil {
+		res, err = s.callTool(ctx, rt, args)
+	}
+	if err == nil {
+		if out = marshalNoEscape(res); out == nil {
+			err = fmt.Errorf("server %q: %s: the result could not be encoded", s.ID(), apps.MethodToolsCall)
+		}
+	}
+	ob.end(ctx, len(out), res != nil && res.IsError, err)
+	var d *DeniedError
+	if errors.As(err, &d) {
+		return nil, fmt.Errorf("%w: %w", apps.ErrToolNotAllowed, d)
+	}
+	return out, err
+}
