@@ -65,6 +65,6 @@ func exitCode(err error, stderr io.Writer) int {
 			return code
 		}
 	}
-	fmt.Fprintln(stderr, "mcpbridge:", err)
+	fmt.Fprintln(stderr, "mcpbridge:", escapeText(err.Error(), true))
 	return code
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,10 +147,14 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		rep.Error = oneLine(cerr.Error())
 	}
 	if fl.json {
-		enc := json.NewEncoder(env.stdout)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		if _, err := env.stdout.Write(terminalJSON(buf.Bytes())); err != nil {
 			return err
 		}
 	} else if err := writeReport(env.stdout, rep); err != nil {
@@ -227,7 +232,7 @@ func (p *progress) redraw() {
 		return
 	}
 	s := fmt.Sprintf("connecting %d/%d… %s", n, len(p.cfgs), fmtDur(time.Since(p.begin).Truncate(100*time.Millisecond)))
-	if w := strings.Join(waiting, ", "); len(w) <= 60 {
+	if w := escapeLine(strings.Join(waiting, ", ")); len(w) <= 60 {
 		s += "  waiting for " + w
 	} else {
 		s += fmt.Sprintf("  waiting for %d servers", len(waiting))
@@ -242,9 +247,9 @@ func (p *progress) done(st bridge.ServerStatus, elapsed time.Duration) {
 	p.mu.Unlock()
 	var line string
 	if st.Err != nil {
-		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), st.ID, st.Err.Phase, oneLine(errText(st.Err)))
+		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), escapeLine(st.ID), st.Err.Phase, escapeLine(oneLine(errText(st.Err))))
 	} else {
-		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), st.ID, len(st.ModelTools), fmtDur(elapsed))
+		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), escapeLine(st.ID), len(st.ModelTools), fmtDur(elapsed))
 	}
 	p.con.println(line)
 	p.redraw()

@@ -14,9 +14,9 @@ func writeReport(w io.Writer, rep *probeReport) error {
 	tw := tabwriter.NewWriter(w, 12, 0, 2, ' ', 0)
 	s := rep.Summary
 	fmt.Fprintf(tw, "%s: %d of %d servers ok, %d model-visible tools, ~%d tokens of tool definitions\n",
-		rep.File, s.OK, s.Servers, s.Tools, s.TokenEstimate)
+		escapeLine(rep.File), s.OK, s.Servers, s.Tools, s.TokenEstimate)
 	if rep.Error != "" {
-		fmt.Fprintf(tw, "not run: %s\n", rep.Error)
+		fmt.Fprintf(tw, "not run: %s\n", escapeLine(rep.Error))
 	}
 	for _, sr := range rep.Servers {
 		fmt.Fprintln(tw)
@@ -24,13 +24,14 @@ func writeReport(w io.Writer, rep *probeReport) error {
 		if sr.Error != nil {
 			status = "FAILED"
 		}
-		fmt.Fprintf(tw, "%s  %s\n", sr.ID, status)
+		fmt.Fprintf(tw, "%s  %s\n", escapeLine(sr.ID), status)
+		// Every value printed is one line of server or config text: escaped.
 		row := func(key string, lines ...string) {
 			for i, l := range lines {
 				if i > 0 {
 					key = ""
 				}
-				fmt.Fprintf(tw, "  %s\t%s\n", key, l)
+				fmt.Fprintf(tw, "  %s\t%s\n", key, escapeLine(l))
 			}
 		}
 		row("config", sr.Config)

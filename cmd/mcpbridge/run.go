@@ -83,6 +83,8 @@ func newLogger(con *console, level slog.Level) *slog.Logger {
 		Level:      level,
 		TimeFormat: "15:04:05.000",
 		NoColor:    !con.color,
+		// Log lines carry server data (stderr lines, errors, tool names): escaped.
+		ReplaceAttr: escapeLogAttr,
 	}))
 }
 

@@ -55,7 +55,7 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(env.stdout, "%s\n", b); err != nil {
+		if _, err := fmt.Fprintf(env.stdout, "%s\n", terminalJSON(b)); err != nil {
 			return err
 		}
 	} else if err := writeTools(env.stdout, tools); err != nil {
@@ -74,9 +74,9 @@ func writeTools(w io.Writer, tools bridge.Tools) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s", t.Name)
+		fmt.Fprintf(&b, "%s", escapeLine(t.Name))
 		if t.Server != nil {
-			fmt.Fprintf(&b, "  (server %s", t.Server.ID())
+			fmt.Fprintf(&b, "  (server %s", escapeLine(t.Server.ID()))
 			if t.RemoteName != t.Name {
 				fmt.Fprintf(&b, ", remote name %q", t.RemoteName)
 			}
@@ -84,9 +84,9 @@ func writeTools(w io.Writer, tools bridge.Tools) error {
 		}
 		b.WriteString("\n")
 		for l := range strings.SplitSeq(strings.TrimSpace(t.Description), "\n") {
-			fmt.Fprintf(&b, "    %s\n", l)
+			fmt.Fprintf(&b, "    %s\n", escapeText(l, true))
 		}
-		fmt.Fprintf(&b, "  parameters: %s\n", paramSummary(t.Parameters))
+		fmt.Fprintf(&b, "  parameters: %s\n", escapeLine(paramSummary(t.Parameters)))
 	}
 	if len(tools) == 0 {
 		b.WriteString("no model-visible tools\n")
@@ -196,12 +196,12 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 	text, err := tool.Handler(ctx, json.RawMessage(input))
 	var terr *results.ToolError
 	if errors.As(err, &terr) {
-		fmt.Fprintln(env.stdout, terr.Text)
+		fmt.Fprintln(env.stdout, escapeText(terr.Text, true))
 		return &exitError{code: exitFailed, err: fmt.Errorf("tool %q reported an error (the text above is what the model reads)", name)}
 	}
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
-	_, err = fmt.Fprintln(env.stdout, text)
+	_, err = fmt.Fprintln(env.stdout, escapeText(text, true))
 	return err
 }
