@@ -219,11 +219,11 @@ func TestHostileSchemas(t *testing.T) {
 	}
 
 	tools := set.Tools()
-	call := func(name, args string) (string, error, time.Duration) {
+	call := func(name, args string) (string, time.Duration, error) {
 		ctx := ctxT(t, 5*time.Second)
 		start := time.Now()
 		out, err := byName(t, tools, name).Handler(ctx, json.RawMessage(args))
-		return out, err, time.Since(start)
+		return out, time.Since(start), err
 	}
 	// Deep arguments for the recursive fan-out: 40 levels would be 2^40 steps to validate.
 	deep := strings.Repeat(`{"a":`, 40) + `{}` + strings.Repeat(`}`, 40)
@@ -233,7 +233,7 @@ func TestHostileSchemas(t *testing.T) {
 		{"wide", `{"p1":"s"}`},
 		{"fanout", deep},
 	} {
-		out, err, d := call(c.tool, c.args)
+		out, d, err := call(c.tool, c.args)
 		if err != nil || !strings.Contains(out, "ok") && !strings.Contains(out, `"x"`) {
 			t.Errorf("%s: %q, %v; want the server's answer (validation off)", c.tool, out, err)
 		}
@@ -243,11 +243,11 @@ func TestHostileSchemas(t *testing.T) {
 	}
 	// The tree is validated: wrong types deep inside are found; arguments nested past the
 	// depth the work bound covers are passed on unvalidated rather than risk the deadline.
-	if _, err, _ := call("tree", `{"root":{"kids":[{"v":"x"}]}}`); !errors.Is(err, bridge.ErrInvalidArguments) {
+	if _, _, err := call("tree", `{"root":{"kids":[{"v":"x"}]}}`); !errors.Is(err, bridge.ErrInvalidArguments) {
 		t.Errorf("tree with a bad leaf: %v, want ErrInvalidArguments", err)
 	}
 	deepTree := strings.Repeat(`{"kids":[`, 100) + `{"v":"x"}` + strings.Repeat(`]}`, 100)
-	if out, err, d := call("tree", `{"root":`+deepTree+`}`); err != nil || out != "ok" || d > 4*time.Second {
+	if out, d, err := call("tree", `{"root":`+deepTree+`}`); err != nil || out != "ok" || d > 4*time.Second {
 		t.Errorf("tree 100 levels deep: %q, %v after %v; want it passed on unvalidated", out, err, d)
 	}
 }
