@@ -100,8 +100,8 @@ func TestTracingAndMetrics(t *testing.T) {
 				"mcpbridge.call.origin": "handler",
 				"mcp.protocol.version":  "2025-11-25",
 			} {
-				if v, ok := spanAttr(call, key); !ok || v.Emit() != want {
-					t.Errorf("call span %s = %q, want %q", key, v.Emit(), want)
+				if v, ok := spanAttr(call, key); !ok || v.String() != want {
+					t.Errorf("call span %s = %q, want %q", key, v.String(), want)
 				}
 			}
 			if kind == "http" {
