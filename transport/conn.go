@@ -134,12 +134,6 @@ func Open(s Spec, k Kind) (*Conn, error) {
 	return c, nil
 }
 
-// Kind returns the connection's transport kind.
-func (c *Conn) Kind() Kind { return c.kind }
-
-// ID returns the server ID given in the Spec.
-func (c *Conn) ID() string { return c.id }
-
 // Transport returns the mcp.Transport to hand to mcp.Client.Connect, exactly
 // once. Every call returns the same value; a second Connect fails with
 // ErrUsed.
@@ -235,20 +229,20 @@ func (c *Conn) Stderr() string {
 // the server's author to fix. It is 0 for other kinds.
 func (c *Conn) NonProtocolLines() int64 { return c.noise.Load() }
 
-// Exited returns, for stdio, a channel closed once the process has exited
+// exitedCh returns, for stdio, a channel closed once the process has exited
 // and been reaped (or, if it was never started, once Close has run). It is
 // nil for http and sse.
-func (c *Conn) Exited() <-chan struct{} {
+func (c *Conn) exitedCh() <-chan struct{} {
 	if c.kind != KindStdio {
 		return nil
 	}
 	return c.exited
 }
 
-// ExitError returns, for stdio, the process's exit error (as from
+// exitErr returns, for stdio, the process's exit error (as from
 // exec.Cmd.Wait: nil for exit status 0, an *exec.ExitError otherwise) once
-// Exited is closed; before that, and for http and sse, it returns nil.
-func (c *Conn) ExitError() error {
+// exitedCh is closed; before that, and for http and sse, it returns nil.
+func (c *Conn) exitErr() error {
 	if c.kind != KindStdio {
 		return nil
 	}
@@ -266,9 +260,9 @@ func (c *Conn) ExitError() error {
 	return p.waitErr
 }
 
-// PID returns, for stdio, the process ID once the process was started, else 0.
+// pid returns, for stdio, the process ID once the process was started, else 0.
 // It is 0 for http and sse.
-func (c *Conn) PID() int {
+func (c *Conn) pid() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.proc == nil {

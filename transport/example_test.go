@@ -77,7 +77,7 @@ func ExampleOpen() {
 				InputSchema json.RawMessage `json:"inputSchema"`
 			}
 			_ = json.Unmarshal(raw, &tool)
-			fmt.Printf("%s over %s: %s\n", tool.Name, c.Kind(), tool.InputSchema)
+			fmt.Printf("%s over %s: %s\n", tool.Name, k, tool.InputSchema)
 		}
 		cs.Close()
 		c.Close()
