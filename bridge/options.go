@@ -68,6 +68,13 @@ type Options struct {
 	Authorizer *Authorizer
 	// ClientInfo is sent in initialize. Default: {Name: "mcpbridge", Version: <module version>}.
 	ClientInfo *mcp.Implementation
+	// OnElicitation, when set, answers a server's request for input from the user
+	// (elicitation, form and URL mode), whether it arrives as an elicitation/create request
+	// or inside a 2026-07-28 multi-round-trip tool call; the bridge then advertises the
+	// elicitation capability. See ElicitRequest. Without it the capability is not advertised
+	// and a server that asks anyway gets an "unsupported" error at once; a tool call that
+	// needs input fails with an error saying so.
+	OnElicitation func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error)
 
 	// MaxMessageBytes caps one message a server sends, on every transport: a stdio line, an
 	// HTTP response body, an SSE event. A server that sends more loses its session: the

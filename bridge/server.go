@@ -101,14 +101,19 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	s.progress.server = cfg.ID
 	s.notify.log = log
 	s.progress.notify.log = log
-	s.client = mcp.NewClient(o.ClientInfo, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Logger:                      log,
 		Capabilities:                caps,
 		ProgressNotificationHandler: s.progress.deliver,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			s.relistSoon()
 		},
-	})
+	}
+	if o.OnElicitation != nil {
+		caps.Elicitation = elicitationCapabilities()
+		copts.ElicitationHandler = s.elicit
+	}
+	s.client = mcp.NewClient(o.ClientInfo, copts)
 	return s
 }
 

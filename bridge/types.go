@@ -99,4 +99,7 @@ type ServerStatus struct {
 	// that were not JSON-RPC messages (banners, log lines). They are skipped and logged at
 	// Warn; a count above zero is a bug for the server's author (logs belong on stderr).
 	NonProtocolLines int64 `json:"nonProtocolLines,omitempty"`
+	// Elicitations counts the server's requests for user input (Options.OnElicitation)
+	// so far.
+	Elicitations int `json:"elicitations,omitempty"`
 }

@@ -1,0 +1,297 @@
+// Command client is an MCP client for the official conformance suite
+// (@modelcontextprotocol/conformance), built only on the bridge's public API: it connects
+// with bridge.Dial and calls tools only through Tool.Handler, as an agent would.
+//
+// The suite runs it as `client <server-url>` with MCP_CONFORMANCE_SCENARIO naming the
+// scenario and, for some scenarios, MCP_CONFORMANCE_CONTEXT holding JSON settings. It exits
+// 0 when the scenario's client side ran to completion; the suite itself judges conformance
+// from what it saw on the wire. integration/conformance_test.go runs it for every client
+// scenario the suite lists.
+//
+// Adding a scenario: add a case to scenario. Settings that apply to the connection
+// (authentication, for example) belong in setup, which every scenario goes through.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// run is one scenario's client side.
+type run func(ctx context.Context, c *client) error
+
+// scenario returns a scenario's client side. A scenario not named here (a newer suite may
+// add some) gets connectAndList: connect, list, and exit.
+func scenario(name string) run {
+	switch name {
+	case "tools_call":
+		return toolsCall
+	case "elicitation-sep1034-client-defaults":
+		return elicitationDefaults
+	case "sse-retry":
+		return sseRetry
+	case "json-schema-2020-12-preservation":
+		return schemaPreservation
+	case "sep-2322-client-request-state":
+		return requestState
+	case "http-standard-headers":
+		return standardHeaders
+	case "http-custom-headers":
+		return customHeaders
+	case "http-invalid-tool-headers":
+		return invalidToolHeaders
+	}
+	if strings.HasPrefix(name, "auth/") {
+		return authorized
+	}
+	// initialize, request-metadata, json-schema-ref-no-deref, ...
+	return connectAndList
+}
+
+// client is one scenario run: the server URL, the suite's context and the bridge settings.
+type client struct {
+	scenario string
+	url      string
+	context  conformanceContext
+	cfg      bridge.ServerConfig
+	opts     bridge.Options
+	stderr   io.Writer
+}
+
+// conformanceContext is MCP_CONFORMANCE_CONTEXT, the scenario's settings from the suite.
+type conformanceContext struct {
+	Name         string     `json:"name"`
+	ClientID     string     `json:"client_id"`
+	ClientSecret string     `json:"client_secret"`
+	ToolCalls    []toolCall `json:"toolCalls"`
+	// Raw is the whole object, for settings the fields above do not name.
+	Raw map[string]json.RawMessage `json:"-"`
+}
+
+type toolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func main() {
+	if err := mainErr(os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance client:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr(args []string, getenv func(string) string, stderr io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: client <server-url> (with MCP_CONFORMANCE_SCENARIO set)")
+	}
+	c := &client{scenario: getenv("MCP_CONFORMANCE_SCENARIO"), url: args[0], stderr: stderr}
+	if c.scenario == "" {
+		return errors.New("MCP_CONFORMANCE_SCENARIO is not set")
+	}
+	if raw := getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &c.context); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+		_ = json.Unmarshal([]byte(raw), &c.context.Raw)
+	}
+	c.setup()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	if err := scenario(c.scenario)(ctx, c); err != nil {
+		return fmt.Errorf("scenario %s: %w", c.scenario, err)
+	}
+	return nil
+}
+
+// setup fills in the server's configuration and the bridge's options shared by every
+// scenario. Connection-wide settings such as authentication go here, keyed on c.scenario or
+// c.context when they apply to some scenarios only.
+func (c *client) setup() {
+	c.cfg = bridge.ServerConfig{ID: "conformance", Type: "http", URL: c.url}
+	c.opts = bridge.Options{
+		Logger:         slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		ConnectTimeout: 20 * time.Second,
+		CallTimeout:    20 * time.Second,
+		ClientInfo:     &mcp.Implementation{Name: "mcpbridge-conformance-client", Version: "1.0.0"},
+	}
+}
+
+// dial connects with c's settings.
+func (c *client) dial(ctx context.Context) (*bridge.Server, error) {
+	s, err := bridge.Dial(ctx, c.cfg, &c.opts)
+	if err != nil {
+		return nil, err
+	}
+	st := s.Status()
+	c.logf("connected: protocol %s, %d tools", st.ProtocolVersion, len(s.Tools()))
+	return s, nil
+}
+
+func (c *client) logf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, format+"\n", args...)
+}
+
+// tool finds a model-visible tool by its name on the server.
+func tool(s *bridge.Server, remote string) (bridge.Tool, error) {
+	for _, t := range s.Tools() {
+		if t.RemoteName == remote {
+			return t, nil
+		}
+	}
+	return bridge.Tool{}, fmt.Errorf("tool %q not offered", remote)
+}
+
+// call calls a tool through its Handler, as a model would.
+func call(ctx context.Context, s *bridge.Server, remote string, args string) (string, error) {
+	t, err := tool(s, remote)
+	if err != nil {
+		return "", err
+	}
+	return t.Handler(ctx, json.RawMessage(args))
+}
+
+func connectAndList(ctx context.Context, c *client) error {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// dialCall connects, calls one tool with args and requires it to succeed.
+func dialCall(ctx context.Context, c *client, remote, args string) error {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	out, err := call(ctx, s, remote, args)
+	if err != nil {
+		return err
+	}
+	c.logf("%s: %s", remote, out)
+	return nil
+}
+
+func toolsCall(ctx context.Context, c *client) error {
+	return dialCall(ctx, c, "add_numbers", `{"a":5,"b":3}`)
+}
+
+// authorized connects to a server that requires authorization and calls its tool; the
+// settings that make the bridge authorize belong in setup.
+func authorized(ctx context.Context, c *client) error {
+	return dialCall(ctx, c, "test-tool", `{}`)
+}
+
+func sseRetry(ctx context.Context, c *client) error {
+	return dialCall(ctx, c, "test_reconnection", `{}`)
+}
+
+// elicitationDefaults accepts with no content: the server checks that the schema's
+// defaults were filled in (SEP-1034).
+func elicitationDefaults(ctx context.Context, c *client) error {
+	c.opts.OnElicitation = func(context.Context, *bridge.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+	}
+	return dialCall(ctx, c, "test_client_elicitation_defaults", `{}`)
+}
+
+// schemaPreservation echoes the focal tool's Parameters back to the server, which checks
+// that no JSON Schema 2020-12 keyword was lost.
+func schemaPreservation(ctx context.Context, c *client) error {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	focal, err := tool(s, "json_schema_2020_12_tool")
+	if err != nil {
+		return err
+	}
+	args, err := json.Marshal(map[string]json.RawMessage{"schema": focal.Parameters})
+	if err != nil {
+		return err
+	}
+	_, err = call(ctx, s, "json_schema_echo", string(args))
+	return err
+}
+
+// requestState calls the multi-round-trip tools; the server judges what it received. A
+// refused call is not the client's failure.
+func requestState(ctx context.Context, c *client) error {
+	c.opts.OnElicitation = func(context.Context, *bridge.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+	}
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+		out, err := call(ctx, s, name, `{}`)
+		c.logf("%s: %q, %v", name, out, err)
+	}
+	return nil
+}
+
+// standardHeaders calls the first tool and reads the UI resources the bridge can reach; the
+// server checks the Mcp-Method and Mcp-Name headers of every request.
+func standardHeaders(ctx context.Context, c *client) error {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if tools := s.Tools(); len(tools) > 0 {
+		out, err := tools[0].Handler(ctx, json.RawMessage(`{}`))
+		c.logf("%s: %q, %v", tools[0].RemoteName, out, err)
+	}
+	return nil
+}
+
+// customHeaders makes the calls the suite asks for; the server checks the Mcp-Param-*
+// headers mirrored from x-mcp-header arguments.
+func customHeaders(ctx context.Context, c *client) error {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for _, tc := range c.context.ToolCalls {
+		args := tc.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		out, err := call(ctx, s, tc.Name, string(args))
+		c.logf("%s: %q, %v", tc.Name, out, err)
+	}
+	return nil
+}
+
+// invalidToolHeaders calls every tool the bridge offers; tools with invalid x-mcp-header
+// markers must not be among them.
+func invalidToolHeaders(ctx context.Context, c *client) error {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for _, t := range s.Tools() {
+		out, err := t.Handler(ctx, json.RawMessage(`{"region":"us-west1"}`))
+		c.logf("%s: %q, %v", t.RemoteName, out, err)
+	}
+	for _, p := range s.Status().Problems {
+		c.logf("problem: %s: %s", p.Tool, strings.TrimSpace(p.Problem))
+	}
+	return nil
+}
