@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -144,6 +145,10 @@ func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]
 		if err != nil {
 			problem(t.Name, err.Error(), true)
 			continue
+		}
+		if fixed, ok := validUTF8(schema); !ok {
+			schema = fixed
+			problem(t.Name, "inputSchema is not valid UTF-8: invalid bytes replaced with U+FFFD in Parameters", false)
 		}
 		if parts.Execution.TaskSupport == "required" {
 			// A plain tools/call is refused by the server; offering it would only fail.
@@ -287,7 +292,7 @@ func (s *Server) build(n *namer) Tools {
 func (s *Server) tool(name string, rt *remoteTool) Tool {
 	t := Tool{
 		Name:         name,
-		Description:  rt.tool.Description,
+		Description:  strings.ToValidUTF8(rt.tool.Description, "\uFFFD"), // see validUTF8
 		Parameters:   rt.schema,
 		Server:       s,
 		RemoteName:   rt.name,

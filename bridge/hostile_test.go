@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/transport"
@@ -286,5 +287,52 @@ func TestHostileHugeSchemaConnect(t *testing.T) {
 	}
 	if !strings.Contains(problem, "larger than") {
 		t.Errorf("problems = %q, want the huge schema over budget", problem)
+	}
+}
+
+// Bytes that are not UTF-8 in a tool's name, description or schema never reach the model:
+// json.Marshal of the tools is valid JSON in valid UTF-8, with U+FFFD in their place (the
+// one exception to byte-exact Parameters, reported as a problem), and the tool still works.
+func TestHostileInvalidUTF8(t *testing.T) {
+	srv := &hostileServer{tools: []string{
+		"{\"name\":\"bad\xffname\",\"description\":\"desc \xfe\xfd here\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"p\xff\":{\"type\":\"string\",\"description\":\"\xc3\"}}}}",
+		`{"name":"fine","description":"ok","inputSchema":{"type":"object"}}`,
+	}}
+	set, err := connectSet(t, []bridge.ServerConfig{{ID: "utf8", URL: srv.start(t)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := set.Failed(); len(f) > 0 {
+		t.Fatal(f)
+	}
+	tools := set.Tools()
+	b, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(b) || !utf8.Valid(b) {
+		t.Fatalf("json.Marshal(tools) is not valid UTF-8 JSON: %q", b)
+	}
+	if len(tools) != 2 {
+		t.Fatalf("tools = %v, want both", names(tools))
+	}
+	bad := tools[0]
+	for what, s := range map[string]string{"name": bad.Name, "description": bad.Description, "parameters": string(bad.Parameters)} {
+		if !utf8.ValidString(s) {
+			t.Errorf("%s is not valid UTF-8: %q", what, s)
+		}
+	}
+	if want := "{\"type\":\"object\",\"properties\":{\"p\uFFFD\":{\"type\":\"string\",\"description\":\"\uFFFD\"}}}"; string(bad.Parameters) != want {
+		t.Errorf("Parameters = %s, want %s", bad.Parameters, want)
+	}
+	var problem string
+	for _, p := range set.Servers()[0].Status().Problems {
+		problem += p.Problem
+	}
+	if !strings.Contains(problem, "U+FFFD") {
+		t.Errorf("problems %q do not report the replacement", problem)
+	}
+	if out, err := bad.Handler(ctxT(t, 10*time.Second), json.RawMessage(`{}`)); err != nil || out != "ok" {
+		t.Errorf("call = %q, %v", out, err)
 	}
 }

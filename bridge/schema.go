@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -36,6 +37,17 @@ func checkSchema(raw json.RawMessage) (json.RawMessage, error) {
 	fixed = append(fixed, trimmed[:len(trimmed)-1]...)
 	fixed = append(fixed, `,"properties":{}}`...)
 	return fixed, nil
+}
+
+// validUTF8 returns raw with each run of bytes that are not UTF-8 replaced by U+FFFD, and
+// whether raw was valid. In a valid JSON document such bytes can only be inside strings, so
+// the result is still valid JSON. This is the one change Parameters get besides the
+// properties:{} fix: a model API rejects the whole request for one invalid byte.
+func validUTF8(raw json.RawMessage) (json.RawMessage, bool) {
+	if utf8.Valid(raw) {
+		return raw, true
+	}
+	return bytes.ToValidUTF8(raw, []byte("\uFFFD")), false
 }
 
 func firstRune(b []byte) string {

@@ -19,9 +19,10 @@ type Tool struct {
 	// appended.
 	Description string `json:"description"`
 	// Parameters is the tool's inputSchema, byte for byte as the server sent it (key order,
-	// number spelling and escapes kept). One fix only: a schema that is exactly an object with
-	// no "properties" key, such as {"type":"object"}, gains "properties":{} because several
-	// model APIs reject it otherwise.
+	// number spelling and escapes kept). Two fixes only, because model APIs reject the
+	// request otherwise: a schema that is exactly an object with no "properties" key, such as
+	// {"type":"object"}, gains "properties":{}; and bytes that are not UTF-8 (each run of
+	// them) become U+FFFD, with a ToolProblem. Description gets the same UTF-8 repair.
 	Parameters json.RawMessage `json:"parameters"`
 	// Handler calls the tool and returns the text the model reads (see package results).
 	// args empty, null or "" mean {}; arguments that are not an object or do not match
