@@ -79,7 +79,7 @@ func ExampleNewHandler() {
 		`{"serverHash":"nope","method":"tools/call","params":{"name":"get-time"}}`,
 		`{"serverHash":"` + hash + `","method":"tools/list"}`,
 	} {
-		req := httptest.NewRequest(http.MethodPost, "/mcp-proxy", strings.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp-proxy", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, req)

@@ -30,15 +30,17 @@ const MaxRequestBytes = 4 << 20
 //     empty, as for a notification).
 //   - 400: body not a JSON ProxyRequest, missing method or server reference, bad params, or
 //     an error wrapping [ErrBadRequest].
-//   - 403: [ErrMethodNotAllowed] or [ErrToolNotAllowed].
+//   - 403: a Host that is not a loopback name, or a browser Origin that is not a loopback
+//     origin (DNS rebinding, cross-site requests; see [HandlerOptions] to allow more), or
+//     [ErrMethodNotAllowed] or [ErrToolNotAllowed].
 //   - 404: [ErrUnknownServer].
 //   - 405 with "Allow: POST": any method other than POST.
 //   - 409: [ErrAmbiguousServer].
 //   - 413: body larger than [MaxRequestBytes].
 //   - 415: a Content-Type other than application/json, or none. Browsers cannot send
 //     application/json cross-site without a CORS preflight, so forms and simple requests
-//     from other sites cannot reach the proxy; CORS, authentication and CSRF protection
-//     otherwise remain the mounting application's job.
+//     from other sites cannot reach the proxy. Authentication remains the mounting
+//     application's job: the handler serves anyone who can reach it with an allowed Host.
 //   - 504: the error wraps context.DeadlineExceeded.
 //   - 502: any other error from p.
 //
@@ -46,12 +48,29 @@ const MaxRequestBytes = 4 << 20
 // The handler keeps no state and may be mounted at any path of an existing mux. p must not
 // be nil; a nil p answers every valid request with 502.
 func NewHandler(p Proxier) http.Handler {
-	return handler{p: p}
+	return NewHandlerWithOptions(p, nil)
 }
 
-type handler struct{ p Proxier }
+// NewHandlerWithOptions is NewHandler with the Host and Origin checks of opts; nil means the
+// defaults (loopback only; see [HandlerOptions]).
+func NewHandlerWithOptions(p Proxier, opts *HandlerOptions) http.Handler {
+	h := handler{p: p}
+	if opts != nil {
+		h.opts.AllowedHosts = append([]string(nil), opts.AllowedHosts...)
+		h.opts.AllowedOrigins = append([]string(nil), opts.AllowedOrigins...)
+	}
+	return h
+}
+
+type handler struct {
+	p    Proxier
+	opts HandlerOptions
+}
 
 func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.check(w, r) {
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, http.StatusMethodNotAllowed, "method "+quote(r.Method)+" not allowed, use POST")

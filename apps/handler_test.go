@@ -158,7 +158,7 @@ func TestHandler(t *testing.T) {
 
 func TestHandlerNilProxier(t *testing.T) {
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(validBody))
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(validBody))
 	req.Header.Set("Content-Type", "application/json")
 	NewHandler(nil).ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadGateway {

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +337,64 @@ func TestHostileInvalidUTF8(t *testing.T) {
 	}
 	if out, err := bad.Handler(ctxT(t, 10*time.Second), json.RawMessage(`{}`)); err != nil || out != "ok" {
 		t.Errorf("call = %q, %v", out, err)
+	}
+}
+
+// The App proxy mounted on a local port is reachable from every page the user opens: a
+// cross-site request or a DNS-rebinding name must get 403 and never reach the server; an
+// App's arguments are validated like a model's.
+func TestHostileProxyRequests(t *testing.T) {
+	srv := &hostileServer{tools: []string{toolJSON("count", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, "")}}
+	opts := quiet()
+	opts.ProxyAllowedOrigins = []string{"https://app.example"}
+	set, err := connectSet(t, []bridge.ServerConfig{{ID: "s", URL: srv.start(t)}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(set.ProxyHandler())
+	defer hs.Close()
+	port := hs.URL[strings.LastIndex(hs.URL, ":")+1:]
+	const good = `{"serverId":"s","method":"tools/call","params":{"name":"count","arguments":{"n":1}}}`
+	tests := []struct {
+		name, host, origin, body string
+		status                   int
+		reaches                  bool
+	}{
+		{"loopback, no origin", "", "", good, 200, true},
+		{"localhost name and origin", "localhost:" + port, "http://localhost:" + port, good, 200, true},
+		{"configured origin", "", "https://app.example", good, 200, true},
+		{"DNS rebinding", "evil.example:" + port, "http://evil.example:" + port, good, 403, false},
+		{"rebinding without origin", "evil.example", "", good, 403, false},
+		{"cross-site page", "", "http://evil.example", good, 403, false},
+		{"sandboxed frame", "", "null", good, 403, false},
+		{"invalid arguments", "", "", `{"serverId":"s","method":"tools/call","params":{"name":"count","arguments":{"n":"one"}}}`, 400, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := srv.calls.Load()
+			req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Errorf("status = %d (%s), want %d", resp.StatusCode, body, tt.status)
+			}
+			if reached := srv.calls.Load() > before; reached != tt.reaches {
+				t.Errorf("server reached = %v, want %v", reached, tt.reaches)
+			}
+		})
 	}
 }

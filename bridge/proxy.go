@@ -32,6 +32,10 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 			return nil, fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, p.Name, s.ID())
 		}
 		args, err := normalizeArgs(p.Arguments)
+		if err == nil {
+			// An App is as untrusted as a model: its arguments are validated the same way.
+			err = s.validateProxyArgs(ctx, rt, args)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", apps.ErrBadRequest, err)
 		}

@@ -316,3 +316,11 @@ func (s *Server) checkOutput(ctx context.Context, rt *remoteTool, structured any
 		s.log.Warn("structuredContent does not match the tool's outputSchema", "tool", rt.name, "err", oneLine(msg))
 	}
 }
+
+// validateProxyArgs is validateArgs for an App's tools/call through the proxy, bounded by the
+// call timeout like a Handler's.
+func (s *Server) validateProxyArgs(ctx context.Context, rt *remoteTool, args json.RawMessage) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+	defer cancel()
+	return s.validateArgs(ctx, rt, args)
+}

@@ -56,6 +56,8 @@ type Set struct {
 	failed  []*ServerError // skipped servers, config order
 	tools   Tools          // model-visible tools, named across the set
 
+	proxyAccess apps.HandlerOptions // Options.ProxyAllowedHosts and ProxyAllowedOrigins
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -90,7 +92,7 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		return nil, err
 	}
 	o := resolve(opts)
-	set := &Set{}
+	set := &Set{proxyAccess: apps.HandlerOptions{AllowedHosts: o.ProxyAllowedHosts, AllowedOrigins: o.ProxyAllowedOrigins}}
 	servers := make([]*Server, len(cfgs))
 	errs := make([]*ServerError, len(cfgs))
 	var wg sync.WaitGroup
@@ -215,7 +217,13 @@ func (set *Set) Proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessa
 }
 
 // ProxyHandler returns an http.Handler serving Proxy as JSON over POST (see apps.NewHandler).
-func (set *Set) ProxyHandler() http.Handler { return apps.NewHandler(set) }
+// It answers only requests whose Host is a loopback name and whose browser Origin, if any,
+// is a loopback origin, plus those Options.ProxyAllowedHosts and ProxyAllowedOrigins allow
+// (DNS rebinding and cross-site requests). It does no authentication: a host that exposes it
+// beyond loopback must add its own.
+func (set *Set) ProxyHandler() http.Handler {
+	return apps.NewHandlerWithOptions(set, &set.proxyAccess)
+}
 
 // Close closes every server of the set concurrently: in-flight calls are cancelled and stdio
 // processes stopped. Bounded in time and idempotent.
