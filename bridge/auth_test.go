@@ -18,7 +18,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/oauthtest"
 )
+
+// newAuthServer is a local authorization server in front of the "basic" fixture.
+func newAuthServer(t *testing.T) *oauthtest.Server {
+	as := oauthtest.New(newFixture("basic", nil))
+	t.Cleanup(as.Close)
+	return as
+}
 
 // browserAuthorizer plays the person at the browser: it follows the authorization URL to the
 // redirect and hands back the code and state, without a listener.
@@ -52,13 +60,45 @@ func oauthOpts(store bridge.TokenStore, authz *bridge.Authorizer) *bridge.Option
 	return o
 }
 
+// debugLog is a debug-level text log in memory, safe for concurrent use.
+type debugLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *debugLog) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(lockedWriter{&l.buf, &l.mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func (l *debugLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// checkNoTokens fails when a token or code the authorization server issued appears in texts.
+func checkNoTokens(t *testing.T, as *oauthtest.Server, texts ...string) {
+	t.Helper()
+	issued := as.Issued()
+	if len(issued) == 0 {
+		t.Fatal("the authorization server issued nothing")
+	}
+	for _, tok := range issued {
+		for _, s := range texts {
+			if strings.Contains(s, tok) {
+				t.Errorf("issued token or code %q leaked:\n%s", tok, s)
+			}
+		}
+	}
+}
+
 // Log in once (the authorization code flow with PKCE, dynamic registration); the token is
 // kept with 0600 and a second Connect, headless, reuses it; an expired access token is
 // refreshed silently; a revoked refresh token skips the server with "needs login".
 func TestOAuthTokenLifecycle(t *testing.T) {
-	as := newAuthServer(t, newFixture("basic", nil))
+	as := newAuthServer(t)
 	store := &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "mcpbridge", "tokens.json")}
-	cfg := bridge.ServerConfig{ID: "tracker", URL: as.url(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}, Source: "servers.yaml:3"}
+	cfg := bridge.ServerConfig{ID: "tracker", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}, Source: "servers.yaml:3"}
 	call := func(t *testing.T, set *bridge.Set) {
 		t.Helper()
 		out, err := byName(t, set.Tools(), "echo").Handler(ctxT(t, 10*time.Second), []byte(`{"z":"hi"}`))
@@ -67,13 +107,34 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 		}
 	}
 
-	set, err := connectSet(t, []bridge.ServerConfig{cfg}, oauthOpts(store, browserAuthorizer()))
+	var log debugLog
+	var errs []string
+	logged := func(store bridge.TokenStore, authz *bridge.Authorizer) *bridge.Options {
+		o := oauthOpts(store, authz)
+		o.Logger = log.logger()
+		o.OnStatus = func(st bridge.ServerStatus) {
+			if st.Err != nil {
+				log.mu.Lock()
+				errs = append(errs, st.Err.Error())
+				log.mu.Unlock()
+			}
+		}
+		return o
+	}
+	t.Cleanup(func() {
+		log.mu.Lock()
+		all := strings.Join(errs, "\n")
+		log.mu.Unlock()
+		checkNoTokens(t, as, log.String(), all)
+	})
+
+	set, err := connectSet(t, []bridge.ServerConfig{cfg}, logged(store, browserAuthorizer()))
 	if err != nil || len(set.Failed()) > 0 {
 		t.Fatalf("login: %v %v", err, set.Failed())
 	}
 	call(t, set)
-	if as.count("authorization_code") != 1 {
-		t.Fatalf("%d code exchanges, want 1", as.count("authorization_code"))
+	if as.Count("authorization_code") != 1 {
+		t.Fatalf("%d code exchanges, want 1", as.Count("authorization_code"))
 	}
 	st := set.Servers()[0].Status().Auth
 	if st == nil || st.Type != bridge.AuthOAuth || !st.RefreshToken || st.Expiry.IsZero() {
@@ -87,32 +148,32 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 	_ = set.Close()
 
 	t.Run("reused without login", func(t *testing.T) {
-		set, err := connectSet(t, []bridge.ServerConfig{cfg}, oauthOpts(store, nil))
+		set, err := connectSet(t, []bridge.ServerConfig{cfg}, logged(store, nil))
 		if err != nil || len(set.Failed()) > 0 {
 			t.Fatalf("%v %v", err, set.Failed())
 		}
 		call(t, set)
-		if n := as.count("authorization_code"); n != 1 {
+		if n := as.Count("authorization_code"); n != 1 {
 			t.Errorf("%d code exchanges, want still 1", n)
 		}
 	})
 	t.Run("expired access token refreshed", func(t *testing.T) {
-		as.expireAll()
-		before := as.count("refresh_token")
-		set, err := connectSet(t, []bridge.ServerConfig{cfg}, oauthOpts(store, nil))
+		as.ExpireAll()
+		before := as.Count("refresh_token")
+		set, err := connectSet(t, []bridge.ServerConfig{cfg}, logged(store, nil))
 		if err != nil || len(set.Failed()) > 0 {
 			t.Fatalf("%v %v", err, set.Failed())
 		}
 		call(t, set)
-		if as.count("refresh_token") <= before {
+		if as.Count("refresh_token") <= before {
 			t.Error("no refresh")
 		}
 	})
 	t.Run("revoked refresh token needs login", func(t *testing.T) {
-		as.expireAll()
-		as.revokeRefresh()
+		as.ExpireAll()
+		as.RevokeRefresh()
 		start := time.Now()
-		set, err := connectSet(t, []bridge.ServerConfig{cfg}, oauthOpts(store, nil))
+		set, err := connectSet(t, []bridge.ServerConfig{cfg}, logged(store, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,9 +210,9 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 
 // A fresh store and no Authorizer: Connect never waits for a person.
 func TestOAuthWithoutTokenNeedsLogin(t *testing.T) {
-	as := newAuthServer(t, newFixture("basic", nil))
+	as := newAuthServer(t)
 	store := &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
-	set, err := connectSet(t, []bridge.ServerConfig{{ID: "t", URL: as.url(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, oauthOpts(store, nil))
+	set, err := connectSet(t, []bridge.ServerConfig{{ID: "t", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, oauthOpts(store, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +224,10 @@ func TestOAuthWithoutTokenNeedsLogin(t *testing.T) {
 // The client credentials grant with each client authentication method; the resource
 // parameter names the server; the secrets never reach the log.
 func TestClientCredentials(t *testing.T) {
-	keyPEM, pub := ecKeyPEM(t)
+	keyPEM, pub, err := oauthtest.ECKeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
 	keyFile := filepath.Join(t.TempDir(), "key.pem")
 	if err := os.WriteFile(keyFile, []byte(keyPEM), 0o600); err != nil {
 		t.Fatal(err)
@@ -178,17 +242,15 @@ func TestClientCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			as := newAuthServer(t, newFixture("basic", nil))
-			as.mu.Lock()
-			as.clients["svc"] = "cc-SECRET-1"
-			as.jwtKeys["jwt-svc"] = pub
-			as.mu.Unlock()
+			as := newAuthServer(t)
+			as.AddClient("svc", "cc-SECRET-1")
+			as.AddJWTClient("jwt-svc", pub)
 			var buf bytes.Buffer
 			var mu sync.Mutex
 			opts := oauthOpts(&bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "t.json")}, nil)
 			opts.Logger = slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			a := tt.auth
-			cfg := bridge.ServerConfig{ID: "billing", URL: as.url(), Auth: &a}
+			cfg := bridge.ServerConfig{ID: "billing", URL: as.URL(), Auth: &a}
 			set, err := connectSet(t, []bridge.ServerConfig{cfg}, opts)
 			if err != nil || len(set.Failed()) > 0 {
 				t.Fatalf("%v %v", err, set.Failed())
@@ -196,14 +258,11 @@ func TestClientCredentials(t *testing.T) {
 			if _, err := byName(t, set.Tools(), "echo").Handler(ctxT(t, 10*time.Second), []byte(`{"z":"x"}`)); err != nil {
 				t.Fatal(err)
 			}
-			if as.count("client_credentials") != 1 {
-				t.Errorf("%d client credentials grants", as.count("client_credentials"))
+			if as.Count("client_credentials") != 1 {
+				t.Errorf("%d client credentials grants", as.Count("client_credentials"))
 			}
-			as.mu.Lock()
-			res := as.resource
-			as.mu.Unlock()
-			if len(res) == 0 || res[0] != as.url() {
-				t.Errorf("resource parameters = %v, want %s", res, as.url())
+			if res := as.Resources(); len(res) == 0 || res[0] != as.URL() {
+				t.Errorf("resource parameters = %v, want %s", res, as.URL())
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -215,8 +274,8 @@ func TestClientCredentials(t *testing.T) {
 		})
 	}
 	t.Run("wrong secret", func(t *testing.T) {
-		as := newAuthServer(t, newFixture("basic", nil))
-		set, err := connectSet(t, []bridge.ServerConfig{{ID: "b", URL: as.url(), Auth: &bridge.AuthConfig{Type: bridge.AuthClientCredentials, ClientID: "svc", ClientSecret: "wrong"}}},
+		as := newAuthServer(t)
+		set, err := connectSet(t, []bridge.ServerConfig{{ID: "b", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthClientCredentials, ClientID: "svc", ClientSecret: "wrong"}}},
 			oauthOpts(&bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "t.json")}, nil))
 		if err != nil {
 			t.Fatal(err)

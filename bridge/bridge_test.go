@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -500,15 +501,19 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&buf, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	secrets := []string{"hdr-SECRET-1", "env-SECRET-2", "url-SECRET-3", "pass-SECRET-4"}
+	secrets := []string{"hdr-SECRET-1", "env-SECRET-2", "url-SECRET-3", "pass-SECRET-4", "client-SECRET-5", "key-SECRET-6"}
 	basic := stdioConfig(t, "local", "basic")
 	basic.Env["API_KEY"] = secrets[1]
 	cfgs := []bridge.ServerConfig{
 		basic,
 		{ID: "dead", Type: "http", URL: "http://user:" + secrets[3] + "@127.0.0.1:1/mcp?token=" + secrets[2], Headers: map[string]string{"Authorization": "Bearer " + secrets[0]}},
 		{ID: "dead-sse", URL: "http://127.0.0.1:1/sse?key=" + secrets[2], Headers: map[string]string{"X-Key": secrets[0]}},
+		{ID: "dead-oauth", URL: "http://127.0.0.1:1/mcp?key=" + secrets[2], Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth, ClientID: "c", ClientSecret: secrets[4]}},
+		{ID: "dead-cc", URL: "http://127.0.0.1:1/mcp", Auth: &bridge.AuthConfig{Type: bridge.AuthClientCredentials, ClientID: "c", ClientSecret: secrets[4]}},
+		{ID: "bad-key", URL: "http://127.0.0.1:1/mcp", Auth: &bridge.AuthConfig{Type: bridge.AuthClientCredentials, ClientID: "c",
+			TokenEndpointAuth: "private_key_jwt", PrivateKey: "-----BEGIN PRIVATE KEY-----\n" + secrets[5] + "\n-----END PRIVATE KEY-----\n"}},
 	}
-	opts := &bridge.Options{Logger: logger}
+	opts := &bridge.Options{Logger: logger, TokenStore: &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}}
 	var statusText []string
 	opts.OnStatus = func(st bridge.ServerStatus) {
 		mu.Lock()

@@ -1,4 +1,14 @@
-package bridge_test
+// Package oauthtest is a local OAuth 2.1 authorization server in front of a go-sdk MCP server
+// that requires its bearer tokens, for the tests of package bridge and of mcpbridge login.
+// Only test files import it.
+//
+// The authorization server has RFC 8414 metadata, RFC 7591 dynamic registration, the
+// authorization code grant with PKCE S256 (its authorization endpoint plays the person who
+// consents at once: it redirects straight back with a code), refresh tokens that rotate, and
+// the client credentials grant with client_secret_basic, client_secret_post and
+// private_key_jwt (ES256). The MCP server publishes RFC 9728 protected resource metadata and
+// answers 401 with WWW-Authenticate. Both listen on 127.0.0.1.
+package oauthtest
 
 import (
 	"context"
@@ -14,9 +24,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -24,18 +34,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-// authServer is a local OAuth 2.1 authorization server (RFC 8414 metadata, RFC 7591
-// registration, authorization code with PKCE S256, refresh tokens that rotate, client
-// credentials with client_secret_basic/post and private_key_jwt) in front of a go-sdk MCP
-// server that requires its bearer tokens (RFC 9728 metadata, WWW-Authenticate).
-type authServer struct {
-	t   testing.TB
+// Server is the authorization server and the MCP server it protects.
+type Server struct {
 	as  *httptest.Server
 	mcp *httptest.Server
 
-	ttl time.Duration // access token lifetime
-
-	mu       sync.Mutex
+	mu       sync.Mutex // guards the fields below
+	ttl      time.Duration
+	deny     bool
 	clients  map[string]string           // client_id -> secret ("" for public clients)
 	jwtKeys  map[string]*ecdsa.PublicKey // client_id -> private_key_jwt verification key
 	codes    map[string]authCode
@@ -43,15 +49,16 @@ type authServer struct {
 	refresh  map[string]bool      // live refresh tokens
 	grants   map[string]int       // grant_type -> count
 	resource []string             // resource parameters seen at the token endpoint
+	issued   []string             // every access and refresh token and code handed out
 }
 
 type authCode struct {
 	clientID, challenge, redirect string
 }
 
-func newAuthServer(t testing.TB, srv *mcp.Server) *authServer {
-	t.Helper()
-	a := &authServer{t: t, ttl: time.Hour, clients: map[string]string{}, jwtKeys: map[string]*ecdsa.PublicKey{},
+// New starts both servers; srv answers MCP requests that carry a valid token. Close stops them.
+func New(srv *mcp.Server) *Server {
+	a := &Server{ttl: time.Hour, clients: map[string]string{}, jwtKeys: map[string]*ecdsa.PublicKey{},
 		codes: map[string]authCode{}, access: map[string]time.Time{}, refresh: map[string]bool{}, grants: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", a.metadata)
@@ -59,7 +66,6 @@ func newAuthServer(t testing.TB, srv *mcp.Server) *authServer {
 	mux.HandleFunc("GET /authorize", a.authorize)
 	mux.HandleFunc("POST /token", a.token)
 	a.as = httptest.NewServer(mux)
-	t.Cleanup(a.as.Close)
 
 	var mcpURL string
 	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
@@ -71,7 +77,7 @@ func newAuthServer(t testing.TB, srv *mcp.Server) *authServer {
 		}
 		return &auth.TokenInfo{Expiration: exp, Scopes: []string{"read"}}, nil
 	}
-	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: "", Scopes: nil})
+	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{})
 	m := http.NewServeMux()
 	m.Handle("GET /.well-known/oauth-protected-resource/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -80,14 +86,89 @@ func newAuthServer(t testing.TB, srv *mcp.Server) *authServer {
 	}))
 	m.Handle("/mcp", protected(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
 	a.mcp = httptest.NewServer(m)
-	t.Cleanup(a.mcp.Close)
 	mcpURL = a.mcp.URL + "/mcp"
 	return a
 }
 
-func (a *authServer) url() string { return a.mcp.URL + "/mcp" }
+// Close stops both servers.
+func (a *Server) Close() {
+	a.mcp.Close()
+	a.as.Close()
+}
 
-func (a *authServer) metadata(w http.ResponseWriter, _ *http.Request) {
+// URL is the MCP server's endpoint.
+func (a *Server) URL() string { return a.mcp.URL + "/mcp" }
+
+// Issuer is the authorization server's issuer URL.
+func (a *Server) Issuer() string { return a.as.URL }
+
+// AddClient pre-registers a confidential client.
+func (a *Server) AddClient(id, secret string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.clients[id] = secret
+}
+
+// AddJWTClient pre-registers a client that authenticates with private_key_jwt (ES256, key).
+func (a *Server) AddJWTClient(id string, key *ecdsa.PublicKey) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.jwtKeys[id] = key
+}
+
+// Deny makes the authorization endpoint redirect back with error=access_denied, as when the
+// person refuses.
+func (a *Server) Deny(on bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.deny = on
+}
+
+// SetTTL sets the lifetime of access tokens issued from now on.
+func (a *Server) SetTTL(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ttl = d
+}
+
+// Count is how many token requests of grant ("authorization_code", "refresh_token",
+// "client_credentials") were answered.
+func (a *Server) Count(grant string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.grants[grant]
+}
+
+// Resources are the resource parameters the token endpoint saw, in order.
+func (a *Server) Resources() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.resource)
+}
+
+// Issued is every access token, refresh token and authorization code handed out: what must
+// never appear in a log or in output.
+func (a *Server) Issued() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.issued)
+}
+
+// ExpireAll makes every access token invalid, as time passing would.
+func (a *Server) ExpireAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.access)
+}
+
+// RevokeRefresh revokes every refresh token.
+func (a *Server) RevokeRefresh() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.refresh)
+}
+
+func (a *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                a.as.URL,
 		"authorization_endpoint":                a.as.URL + "/authorize",
@@ -101,9 +182,9 @@ func (a *authServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
-func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
+func (a *Server) register(w http.ResponseWriter, r *http.Request) {
 	var m oauthex.ClientRegistrationMetadata
-	if err := json.NewDecoder(r.Body).Decode(&m); err != nil || len(m.RedirectURIs) == 0 {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&m); err != nil || len(m.RedirectURIs) == 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
 		return
 	}
@@ -114,29 +195,42 @@ func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": m.RedirectURIs, "token_endpoint_auth_method": "none"})
 }
 
-// authorize plays the user who consents at once: it redirects with a code.
-func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
+// authorize plays the person who consents at once (or refuses, after Deny): it redirects
+// back with a code.
+func (a *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	a.mu.Lock()
 	_, known := a.clients[q.Get("client_id")]
+	deny := a.deny
 	a.mu.Unlock()
 	if !known || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") == "" {
 		http.Error(w, "bad authorization request", http.StatusBadRequest)
 		return
 	}
-	code := randomString()
-	a.mu.Lock()
-	a.codes[code] = authCode{clientID: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
-	a.mu.Unlock()
-	to, _ := url.Parse(q.Get("redirect_uri"))
+	to, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || to.Scheme != "http" {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
 	v := to.Query()
-	v.Set("code", code)
 	v.Set("state", q.Get("state"))
+	if deny {
+		v.Set("error", "access_denied")
+		v.Set("error_description", "the person said no")
+	} else {
+		code := randomString()
+		a.mu.Lock()
+		a.codes[code] = authCode{clientID: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
+		a.issued = append(a.issued, code)
+		a.mu.Unlock()
+		v.Set("code", code)
+	}
 	to.RawQuery = v.Encode()
 	http.Redirect(w, r, to.String(), http.StatusFound)
 }
 
-func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
+func (a *Server) token(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 		return
@@ -188,36 +282,18 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 }
 
 // issue answers with a fresh access token (and refresh token); a.mu is held.
-func (a *authServer) issue(w http.ResponseWriter, withRefresh bool) {
+func (a *Server) issue(w http.ResponseWriter, withRefresh bool) {
 	at := randomString()
 	a.access[at] = time.Now().Add(a.ttl)
+	a.issued = append(a.issued, at)
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(a.ttl / time.Second)}
 	if withRefresh {
 		rt := randomString()
 		a.refresh[rt] = true
+		a.issued = append(a.issued, rt)
 		resp["refresh_token"] = rt
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// expireAll makes every access token invalid, as time passing would.
-func (a *authServer) expireAll() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	clear(a.access)
-}
-
-// revokeRefresh revokes every refresh token.
-func (a *authServer) revokeRefresh() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	clear(a.refresh)
-}
-
-func (a *authServer) count(grant string) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.grants[grant]
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -257,16 +333,15 @@ func verifyES256(jwt string, key *ecdsa.PublicKey, clientID, audience string) bo
 	return json.Unmarshal(body, &c) == nil && c.Iss == clientID && c.Sub == clientID && c.Aud == audience && time.Now().Unix() < c.Exp
 }
 
-// ecKeyPEM returns a new P-256 key as PKCS#8 PEM and its public half.
-func ecKeyPEM(t testing.TB) (string, *ecdsa.PublicKey) {
-	t.Helper()
+// ECKeyPEM returns a new P-256 key as PKCS#8 PEM and its public half, for AddJWTClient.
+func ECKeyPEM() (string, *ecdsa.PublicKey, error) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(k)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), &k.PublicKey
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), &k.PublicKey, nil
 }
