@@ -40,10 +40,12 @@ type cliFlag struct {
 // cliFlags holds the values of every command's flags; each command's FlagSet defines the
 // ones the command takes.
 type cliFlags struct {
-	json    bool
-	verbose bool
-	timeout time.Duration
-	addr    string
+	json      bool
+	verbose   bool
+	timeout   time.Duration
+	addr      string
+	wait      time.Duration
+	noBrowser bool
 }
 
 // Flags more than one command takes.
@@ -108,6 +110,32 @@ model sees them, calls any tool from a form built from its schema or from JSON, 
 model reads next to the raw result, and renders MCP App tools' ui:// resources in a sandbox as
 an MCP Apps host. The page listens on 127.0.0.1 only and needs the token (first in the URL, then
 a cookie); Views run on a second loopback port. Runs until Ctrl-C (exit 0).
+`,
+		},
+		{
+			name: "login", args: "FILE [ID...]", minArgs: 1, maxArgs: manyArgs, run: runLogin,
+			flags: []cliFlag{
+				{name: "no-browser", usage: "only print the URL to open, never start a browser",
+					field: func(f *cliFlags) any { return &f.noBrowser }},
+				{name: "wait", arg: "D", usage: "how long to wait for the browser to come back (default 5m)",
+					field: func(f *cliFlags) any { return &f.wait }},
+				verboseFlag(), timeoutFlag()},
+			summary: "log in to OAuth servers once, in a browser",
+			doc: `Logs in to the servers ID (default: every server of FILE with auth: {type: oauth}), one
+after the other, with the OAuth authorization code flow and PKCE: a redirect listener on
+127.0.0.1 (a random port, one use, state checked), the authorization URL printed on stderr and
+opened in the system browser where there is one. The tokens are kept in the per-user token file
+(0600) and refreshed silently from then on; probe, tools, call, serve and the library use them
+without asking again. Logging in again replaces the stored tokens once it succeeds.
+Exit 0 when every login worked, 2 when any failed.
+`,
+		},
+		{
+			name: "logout", args: "FILE ID...", minArgs: 2, maxArgs: manyArgs, run: runLogout,
+			flags:   []cliFlag{verboseFlag()},
+			summary: "forget the stored OAuth tokens of servers",
+			doc: `Deletes the stored OAuth tokens of the servers ID of FILE from the per-user token file.
+The next connection to them needs a new login.
 `,
 		},
 		{
@@ -226,8 +254,13 @@ func runHelp(_ context.Context, env *cliEnv, _ *cliFlags, args []string) error {
 	return nil
 }
 
+// manyArgs is maxArgs of a command taking any number of arguments.
+const manyArgs = 1 << 16
+
 func argCount(c command) string {
 	switch {
+	case c.maxArgs == manyArgs:
+		return fmt.Sprintf("at least %d argument(s)", c.minArgs)
 	case c.maxArgs == 0:
 		return "no arguments"
 	case c.minArgs == c.maxArgs:

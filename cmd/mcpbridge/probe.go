@@ -57,7 +57,10 @@ type serverReport struct {
 	Renamed         []bridge.Rename `json:"renamed,omitempty"`
 	Problems        []problem       `json:"problems,omitempty"`
 	TokenEstimate   int             `json:"tokenEstimate"`
-	Error           *failure        `json:"error,omitempty"`
+	// Auth is the OAuth grant in use (type, access token expiry, whether a refresh token
+	// is kept); never a token.
+	Auth  *bridge.AuthStatus `json:"auth,omitempty"`
+	Error *failure           `json:"error,omitempty"`
 }
 
 type timingReport struct {
@@ -250,6 +253,9 @@ func (p *progress) done(st bridge.ServerStatus, elapsed time.Duration) {
 		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), escapeLine(st.ID), st.Err.Phase, escapeLine(oneLine(errText(st.Err))))
 	} else {
 		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), escapeLine(st.ID), len(st.ModelTools), fmtDur(elapsed))
+		if st.Auth != nil {
+			line += "  " + authLine(st.Auth, time.Now())
+		}
 	}
 	p.con.println(line)
 	p.redraw()
@@ -263,12 +269,19 @@ func (p *progress) results() map[string]probed {
 	return out
 }
 
-// errText is the cause of a server failure, without the "mcp server ...: phase:" framing.
+// errText is the cause of a server failure, without the "mcp server ...: phase:" framing;
+// for a server that needs a login, just that and the command to run.
 func errText(e *bridge.ServerError) string {
 	if e.Err == nil {
 		return e.Error()
 	}
-	return e.Err.Error()
+	msg := e.Err.Error()
+	if errors.Is(e.Err, bridge.ErrNeedsLogin) {
+		if i := strings.Index(msg, bridge.ErrNeedsLogin.Error()+":"); i > 0 {
+			msg = msg[i:]
+		}
+	}
+	return msg
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -334,6 +347,7 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 				}
 			}
 			sr.TokenEstimate = tokenEstimate(tools)
+			sr.Auth = st.Auth
 			all = append(all, tools...)
 		}
 		rep.Servers = append(rep.Servers, sr)

@@ -10,12 +10,13 @@ import (
 // tempted to print them: a bare query key (the whole secret is the key), credential
 // arguments, a credential-named environment variable that the server echoes on stderr
 // together with its arguments, and a dead endpoint whose query is in the config row and
-// in the error. Human, JSON and verbose (debug log) output are checked.
+// in the error, an OAuth client secret. Human, JSON and verbose (debug log) output are checked.
 func TestProbeNeverPrintsSecrets(t *testing.T) {
 	f := writeFixture(t, "secrets.yaml", true)
 	secrets := []string{
 		"arg-secret-do-not-print", "flag-secret-do-not-print", "env-secret-do-not-print",
 		"bare-secret-do-not-print", "dead-value-secret-do-not-print", testToken,
+		"cc-secret-do-not-print",
 	}
 	for _, args := range [][]string{
 		{"probe", f.path},
@@ -26,7 +27,7 @@ func TestProbeNeverPrintsSecrets(t *testing.T) {
 		t.Run(strings.Join(args[2:], " "), func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, append([]string{args[0], f.path}, args[2:]...)...)
 			if args[0] == "probe" && code != 2 {
-				t.Errorf("exit code %d, want 2 (two servers fail)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+				t.Errorf("exit code %d, want 2 (three servers fail)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			for _, s := range secrets {
 				if strings.Contains(stdout+stderr, s) {

@@ -61,6 +61,9 @@ func writeReport(w io.Writer, rep *probeReport) error {
 			}
 			continue
 		}
+		if sr.Auth != nil {
+			row("auth", authLine(sr.Auth, time.Now()))
+		}
 		c := sr.Counts
 		row("tools", fmt.Sprintf("%d model-visible, %d app-only, %d MCP App", c.ModelVisible, c.AppOnly, c.App))
 		if len(sr.Tools) > 0 {

@@ -19,13 +19,14 @@ import (
 
 // cliEnv is what a command writes to.
 type cliEnv struct {
-	stdout io.Writer
-	stderr *console
+	stdout  io.Writer
+	stderr  *console
+	openURL func(string) error // opens the system browser (login)
 }
 
 // run is the whole program: args without the program name; it never exits the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	env := &cliEnv{stdout: stdout, stderr: newConsole(stderr)}
+	env := &cliEnv{stdout: stdout, stderr: newConsole(stderr), openURL: openBrowser}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainUsage())
 		return &exitError{code: exitUsage, err: errors.New("no command given"), quiet: true}
