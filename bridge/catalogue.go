@@ -267,6 +267,7 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 // build names the server's model-visible tools with n (in listing order), keeps them as the
 // server's tools, logs renames and returns the tools.
 func (s *Server) build(n *namer) Tools {
+	caps := s.serverCaps() // before catMu: lock order
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	prefix := s.cfg.Prefix
@@ -284,6 +285,7 @@ func (s *Server) build(n *namer) Tools {
 		}
 		tools = append(tools, s.tool(name, rt))
 	}
+	tools = append(tools, s.exposed(n, caps)...)
 	s.tools = tools
 	s.status.Renamed = renamed
 	return tools

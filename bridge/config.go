@@ -61,6 +61,7 @@ type ConfigFile struct {
 //	headers (http_headers)           a map, or a list of "Name: value" strings (mcphost)
 //	disabled: true / enabled: false  skip the server
 //	required, prefix                 ServerConfig.Required and Prefix
+//	expose: [resources, prompts]     tools for the server's resources and prompts (ServerConfig.Expose)
 //	tools: {include: [], exclude: []} glob patterns (path.Match); aliases includeTools/excludeTools
 //	                                 (Gemini), allowedTools/excludedTools (mcphost),
 //	                                 enabled_tools/disabled_tools (Codex)

@@ -43,6 +43,7 @@ const (
 	slotExclude  = "tool exclude list"
 	slotConnect  = "connect timeout"
 	slotCall     = "call timeout"
+	slotExpose   = "exposed features"
 	slotAuth     = "authorization"
 )
 
@@ -73,6 +74,7 @@ func serverKeys() []serverKey {
 		{"enabled", "", readEnabled, readKey},
 		{"required", slotRequired, readRequired, readKey},
 		{"prefix", slotPrefix, readPrefix, readKey},
+		{"expose", slotExpose, readExpose, readKey},
 		{"tools", "", (*parser).tools, readKey},               // claims include/exclude itself
 		{"includeTools", slotInclude, readInclude, readKey},   // Gemini
 		{"allowedTools", slotInclude, readInclude, readKey},   // mcphost
@@ -204,4 +206,8 @@ func readInclude(p *parser, s *serverState, k, v *yaml.Node) {
 
 func readExclude(p *parser, s *serverState, k, v *yaml.Node) {
 	s.sc.Exclude = p.globs(s, v, k.Value)
+}
+
+func readExpose(p *parser, s *serverState, k, v *yaml.Node) {
+	s.sc.Expose = p.expose(s, v)
 }

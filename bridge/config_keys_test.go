@@ -29,6 +29,7 @@ func keySamples() map[string]struct{ base, line string } {
 		"enabled":             {"command: x", "enabled: false"},
 		"required":            {"command: x", "required: true"},
 		"prefix":              {"command: x", "prefix: p"},
+		"expose":              {"command: x", "expose: [resources, prompts]"},
 		"tools":               {"command: x", "tools: {include: [a]}"},
 		"includeTools":        {"command: x", "includeTools: [a]"},
 		"allowedTools":        {"command: x", "allowedTools: [a]"},

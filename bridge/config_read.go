@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -293,6 +294,32 @@ func (p *parser) stringList(v *yaml.Node, field string) []string {
 			return nil
 		}
 		out = append(out, c.Value)
+	}
+	return out
+}
+
+// expose reads a server's expose list: "resources" and/or "prompts".
+func (p *parser) expose(s *serverState, v *yaml.Node) []string {
+	n := deref(v)
+	var items []item
+	switch {
+	case n != nil && n.Kind == yaml.SequenceNode:
+		items = p.stringItems(s, n, "expose")
+	case n != nil && n.Kind == yaml.ScalarNode && !isNull(n):
+		items = []item{{n, n.Value}}
+	default:
+		p.errorf(v, "server %q: expose must be a list of %q and %q", s.id, ExposeResources, ExposePrompts)
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		if it.s != ExposeResources && it.s != ExposePrompts {
+			p.errorf(it.n, "server %q: expose: unknown value %q (want %q or %q)", s.id, it.s, ExposeResources, ExposePrompts)
+			continue
+		}
+		if !slices.Contains(out, it.s) {
+			out = append(out, it.s)
+		}
 	}
 	return out
 }

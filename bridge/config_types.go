@@ -58,6 +58,13 @@ type ServerConfig struct {
 	// Exclude pattern are dropped.
 	Include []string
 	Exclude []string
+	// Expose, when it holds ExposeResources ("resources") or ExposePrompts ("prompts"),
+	// gives the model tools to list and read the server's resources or to list and get its
+	// prompts (servers.yaml: expose: [resources, prompts]). They are named
+	// "<Prefix or ID>__list_resources", "__read_resource", "__list_prompts", "__get_prompt",
+	// validate their arguments like any tool and return flattened text. Off by default, so
+	// the model's tool list does not change for existing configurations.
+	Expose []string
 
 	// ConnectTimeout bounds start-up (spawn or dial, initialize and tools/list) for this
 	// server; 0 means Options.ConnectTimeout.

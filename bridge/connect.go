@@ -91,14 +91,14 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	return s, nil
 }
 
-// checkFilters rejects malformed tool include/exclude globs.
+// checkFilters rejects malformed tool include/exclude globs and unknown Expose values.
 func checkFilters(cfg ServerConfig) error {
 	for _, pats := range [][]string{cfg.Include, cfg.Exclude} {
 		if _, err := matchAnyErr(pats, ""); err != nil {
 			return err
 		}
 	}
-	return nil
+	return checkExpose(cfg)
 }
 
 func matchAny(patterns []string, name string) bool {

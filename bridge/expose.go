@@ -1,0 +1,260 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ttalk/mcpbridge/results"
+)
+
+// What ServerConfig.Expose may hold.
+const (
+	// ExposeResources gives the model two tools for the server's resources:
+	// <prefix>__list_resources ({"cursor"?}) and <prefix>__read_resource ({"uri"}).
+	ExposeResources = "resources"
+	// ExposePrompts gives the model two tools for the server's prompts:
+	// <prefix>__list_prompts ({"cursor"?}) and <prefix>__get_prompt ({"name", "arguments"?}).
+	ExposePrompts = "prompts"
+)
+
+// The phases of requests made by the tools that expose resources and prompts.
+const (
+	PhaseListResources Phase = "resources/list"
+	PhaseListPrompts   Phase = "prompts/list"
+	PhaseGetPrompt     Phase = "prompts/get"
+)
+
+// checkExpose rejects unknown ServerConfig.Expose values.
+func checkExpose(cfg ServerConfig) error {
+	for _, e := range cfg.Expose {
+		if e != ExposeResources && e != ExposePrompts {
+			return fmt.Errorf("expose: unknown value %q (want %q or %q)", e, ExposeResources, ExposePrompts)
+		}
+	}
+	return nil
+}
+
+// exposedTool is one synthesized tool: its name stem, MCP method, description and schema.
+type exposedTool struct {
+	stem, method, what, desc, schema string
+}
+
+// exposedTools returns the synthesized tools, by what they expose, in the order they are
+// offered.
+func exposedTools() []exposedTool {
+	return []exposedTool{
+		{"list_resources", "resources/list", ExposeResources,
+			"Lists the resources (files, documents, data) that MCP server %q offers, with their URIs, names and descriptions. Pass nextCursor back as cursor for the next page.",
+			`{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor of the previous page"}},"additionalProperties":false}`},
+		{"read_resource", "resources/read", ExposeResources,
+			"Reads one resource of MCP server %q by its URI (from list_resources) and returns its contents.",
+			`{"type":"object","properties":{"uri":{"type":"string","minLength":1,"description":"the resource's URI"}},"required":["uri"],"additionalProperties":false}`},
+		{"list_prompts", "prompts/list", ExposePrompts,
+			"Lists the prompt templates that MCP server %q offers, with their arguments. Pass nextCursor back as cursor for the next page.",
+			`{"type":"object","properties":{"cursor":{"type":"string","description":"nextCursor of the previous page"}},"additionalProperties":false}`},
+		{"get_prompt", "prompts/get", ExposePrompts,
+			"Fills in one prompt template of MCP server %q (name from list_prompts) and returns its messages.",
+			`{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"the prompt's name"},"arguments":{"type":"object","additionalProperties":{"type":"string"},"description":"the prompt's arguments by name"}},"required":["name"],"additionalProperties":false}`},
+	}
+}
+
+// serverCaps returns the capabilities the live session's server announced, or nil.
+func (s *Server) serverCaps() *mcp.ServerCapabilities {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	if ir := sess.cs.InitializeResult(); ir != nil {
+		return ir.Capabilities
+	}
+	return nil
+}
+
+// exposed builds the synthesized tools ServerConfig.Expose asks for, named with n and always
+// prefixed (Prefix, else the server ID) so the model can tell servers apart. caps are the
+// server's capabilities (nil: unknown); what it does not offer is a problem, not a tool.
+// The caller holds catMu.
+func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
+	if len(s.cfg.Expose) == 0 {
+		return nil
+	}
+	prefix := s.cfg.Prefix
+	if prefix == "" {
+		prefix = s.cfg.ID
+	}
+	var tools Tools
+	for _, et := range exposedTools() {
+		if !slices.Contains(s.cfg.Expose, et.what) {
+			continue
+		}
+		if caps != nil && ((et.what == ExposeResources && caps.Resources == nil) || (et.what == ExposePrompts && caps.Prompts == nil)) {
+			p := ToolProblem{Tool: et.stem, Problem: fmt.Sprintf("expose: the server does not offer %s", et.what), Skipped: true}
+			if !slices.Contains(s.status.Problems, p) {
+				s.status.Problems = append(s.status.Problems, p)
+				s.log.Warn("tool skipped", "tool", p.Tool, "problem", p.Problem)
+			}
+			continue
+		}
+		sch, err := compileSchema(json.RawMessage(et.schema))
+		if err != nil { // the schemas are ours: a failure is a bug, not the server's
+			s.log.Error("exposed tool schema does not compile", "tool", et.stem, "err", err)
+			continue
+		}
+		name, _ := n.assign(s.cfg.ID, prefix, et.stem)
+		t := Tool{
+			Name:        name,
+			Description: fmt.Sprintf(et.desc, s.cfg.ID),
+			Parameters:  json.RawMessage(et.schema),
+			Server:      s,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrFalse()},
+		}
+		t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
+			return s.invokeExposed(ctx, name, et, sch, args)
+		}
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+func ptrFalse() *bool { f := false; return &f }
+
+// invokeExposed is the Handler of a synthesized tool: arguments validated, the request made
+// with redial (all four are read-only, so a request lost with its session is sent again),
+// the result flattened like a tool's.
+func (s *Server) invokeExposed(ctx context.Context, name string, et exposedTool, sch *jsonschema.Schema, args json.RawMessage) (string, error) {
+	var ob *callObs
+	if s.opts.observed() {
+		ctx, ob = s.observe(ctx, OriginHandler, et.method, "", args)
+		ob.call.Tool = name
+	}
+	text, err := s.exposedCall(ctx, ob, et, sch, args)
+	if ob != nil {
+		ob.end(ctx, len(text), false, err)
+	}
+	return text, err
+}
+
+func (s *Server) exposedCall(ctx context.Context, ob *callObs, et exposedTool, sch *jsonschema.Schema, args json.RawMessage) (string, error) {
+	label := fmt.Sprintf("tool %q", et.stem)
+	a, err := normalizeArgs(args)
+	if err == nil {
+		err = validateArgs(sch, a)
+	}
+	var in struct {
+		Cursor    string            `json:"cursor"`
+		URI       string            `json:"uri"`
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err == nil {
+		if jerr := json.Unmarshal(a, &in); jerr != nil {
+			err = fmt.Errorf("%w: %v", ErrInvalidArguments, jerr)
+		}
+	}
+	if err != nil {
+		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
+	}
+	if ob != nil {
+		ob.call.RemoteName = in.Name // the prompt, for prompts/get
+		ob.describe(nil, a)
+		if err := ob.before(ctx, label); err != nil {
+			if d, ok := err.(*DeniedError); ok {
+				return d.Error(), d
+			}
+			return "", err
+		}
+	}
+	var res *mcp.CallToolResult
+	switch et.method {
+	case "resources/list":
+		err = s.do(ctx, PhaseListResources, "resources/list", true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.ListResources(ctx, &mcp.ListResourcesParams{Meta: s.requestMeta(ctx), Cursor: in.Cursor})
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"resources": r.Resources}
+			if in.Cursor == "" && sess.cs.InitializeResult().Capabilities.Resources != nil {
+				// Templates are listed once, with the first page; a server without them may
+				// answer "method not found".
+				if tr, err := sess.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Meta: s.requestMeta(ctx)}); err == nil && len(tr.ResourceTemplates) > 0 {
+					out["resourceTemplates"] = tr.ResourceTemplates
+				}
+			}
+			if r.NextCursor != "" {
+				out["nextCursor"] = r.NextCursor
+			}
+			res = &mcp.CallToolResult{StructuredContent: out}
+			return nil
+		})
+	case "resources/read":
+		err = s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", in.URI), true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.requestMeta(ctx), URI: in.URI})
+			if err != nil {
+				return err
+			}
+			res = &mcp.CallToolResult{}
+			for _, c := range r.Contents {
+				if c != nil {
+					res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: c})
+				}
+			}
+			return nil
+		})
+	case "prompts/list":
+		err = s.do(ctx, PhaseListPrompts, "prompts/list", true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Meta: s.requestMeta(ctx), Cursor: in.Cursor})
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"prompts": r.Prompts}
+			if r.NextCursor != "" {
+				out["nextCursor"] = r.NextCursor
+			}
+			res = &mcp.CallToolResult{StructuredContent: out}
+			return nil
+		})
+	case "prompts/get":
+		err = s.do(ctx, PhaseGetPrompt, fmt.Sprintf("prompt %q", in.Name), true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.requestMeta(ctx), Name: in.Name, Arguments: in.Arguments})
+			if err != nil {
+				return err
+			}
+			res = promptResult(r)
+			return nil
+		})
+	}
+	if err != nil {
+		return "", err
+	}
+	return results.Flatten(res, &results.Options{MaxBytes: s.opts.MaxResultBytes})
+}
+
+// promptResult turns a prompt's messages into content blocks the results package flattens:
+// the description, then each message as "<role>: " and its content.
+func promptResult(r *mcp.GetPromptResult) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{}
+	if r.Description != "" {
+		res.Content = append(res.Content, &mcp.TextContent{Text: r.Description})
+	}
+	for _, m := range r.Messages {
+		if m == nil || m.Content == nil {
+			continue
+		}
+		if tc, ok := m.Content.(*mcp.TextContent); ok {
+			res.Content = append(res.Content, &mcp.TextContent{Text: string(m.Role) + ": " + tc.Text})
+			continue
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: string(m.Role) + ":"}, m.Content)
+	}
+	if len(res.Content) == 0 {
+		res.Content = append(res.Content, &mcp.TextContent{Text: "(the prompt has no messages)"})
+	}
+	return res
+}
