@@ -38,4 +38,29 @@
 // crash loops. A call that failed because the session died is retried after the redial only
 // when it cannot have reached the server or the tool is annotated readOnlyHint or
 // idempotentHint; otherwise the error says the tool may have run.
+//
+// # Around each call
+//
+// Options.BeforeCall sees every tool call (a Handler, Server.CallTool, an App's tools/call
+// through Set.Proxy; Call.Origin says which) with the tool's annotations and the validated
+// arguments, and may let it go ahead, refuse it with Deny (the model reads the reason; the
+// server is never contacted) or block to ask a human, bounded by the call timeout.
+// Options.AfterCall reports each call's outcome (ErrorKind), duration and sizes.
+// WithCallHeaders and WithCallMeta add HTTP headers (a user's own token) and params._meta
+// entries to the calls made under a context. Tools.Filter gives an agent a subset of the
+// tools by the servers file's globs. ServerConfig.Expose offers a server's resources and
+// prompts as tools.
+//
+// # Tracing
+//
+// The bridge uses the OpenTelemetry API only and records nothing until the host installs a
+// provider (Options.TracerProvider and MeterProvider, or the global ones, also after
+// Connect). Then each server's start-up gets a "connect <serverID>" span with an event per
+// phase, each call a client span "tools/call <tool>" with the semantic conventions' MCP and
+// GenAI attributes (mcp.method.name, gen_ai.tool.name, gen_ai.operation.name, mcp.session.id,
+// mcp.protocol.version, network.transport, error.type) plus mcpbridge.server.id and
+// mcpbridge.call.origin, and the call's W3C trace context (traceparent, tracestate, baggage)
+// goes into the request's params._meta so the server's spans join the host's trace. Metrics:
+// mcp.client.operation.duration (seconds) and mcpbridge.call.errors, by method, tool and
+// error.type. With no hooks and no provider a call costs what it did without them.
 package bridge

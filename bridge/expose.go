@@ -164,6 +164,7 @@ func (s *Server) exposedCall(ctx context.Context, ob *callObs, et exposedTool, s
 	if ob != nil {
 		ob.call.RemoteName = in.Name // the prompt, for prompts/get
 		ob.describe(nil, a)
+		ob.span.target(et.method, in.Name, in.URI)
 		if err := ob.before(ctx, label); err != nil {
 			if d, ok := err.(*DeniedError); ok {
 				return d.Error(), d

@@ -17,22 +17,8 @@ import (
 	"github.com/ttalk/mcpbridge/transport"
 )
 
-// OpenTelemetry: the bridge uses the API only. Spans and metrics are recorded when the host
-// installed a provider, through Options or the global one (otel.SetTracerProvider,
-// otel.SetMeterProvider); otherwise nothing is started and a call costs nothing extra.
-//
-// Spans (kind client), following the semantic conventions for MCP and GenAI tool calls:
-//   - "connect <serverID>", one per server during Connect or Dial, with an event per
-//     start-up phase ("initialize", "tools/list") carrying its duration;
-//   - "tools/call <tool>" (or "resources/read", "prompts/get <prompt>", ... for exposed
-//     resources and prompts) per call, with mcp.method.name, gen_ai.tool.name,
-//     gen_ai.operation.name=execute_tool, mcp.session.id, mcp.protocol.version,
-//     network.transport, error.type and the bridge's mcpbridge.server.id and
-//     mcpbridge.call.origin. Its trace context goes into the request's params._meta
-//     (traceparent, tracestate, baggage) so the server's spans join the host's trace.
-//
-// Metrics: mcp.client.operation.duration (histogram, seconds) and mcpbridge.call.errors
-// (counter), both with mcp.method.name, gen_ai.tool.name and error.type.
+// OpenTelemetry (see "Tracing" in doc.go): the API only. Spans and metrics are recorded when
+// a provider is installed, through Options or globally; otherwise nothing is started.
 
 // scopeName is the instrumentation scope of the bridge's spans and metrics.
 const scopeName = "github.com/ttalk/mcpbridge/bridge"
@@ -220,6 +206,21 @@ func (t *telemetry) startCall(ctx context.Context, s *Server, c *Call) (context.
 		ctx, cs.span = tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	}
 	return ctx, cs
+}
+
+// target names what an exposed resource or prompt request is about, once the arguments
+// are read: the prompt (in the span name, as the conventions ask) or the resource URI.
+func (cs *callSpan) target(method, prompt, uri string) {
+	if cs == nil || cs.span == nil {
+		return
+	}
+	switch {
+	case method == "prompts/get" && prompt != "":
+		cs.span.SetName(method + " " + prompt)
+		cs.span.SetAttributes(semconv.GenAIPromptName(prompt))
+	case method == "resources/read" && uri != "":
+		cs.span.SetAttributes(semconv.McpResourceURI(uri))
+	}
 }
 
 // netAttrs describes how the server is reached: protocol version and network transport.
