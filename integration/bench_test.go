@@ -131,8 +131,9 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkCallRatio runs the raw and the bridge calls of BenchmarkCall interleaved, in
 // rounds of up to 256 calls per side (alternating which side goes first), so that both see
 // the same machine load; it reports the bridge's throughput as a fraction of raw
-// ("bridge/raw", target ≥ 0.95) and each side's wall time per call. One op is one raw call
-// plus one bridge call.
+// ("bridge/raw", target ≥ 1.0) and, per call and side, wall time, this process's CPU time
+// (client and, for in-memory, server; unix only) and heap allocations, which a loaded
+// machine disturbs far less than wall time. One op is one raw call plus one bridge call.
 func BenchmarkCallRatio(b *testing.B) {
 	for _, tr := range callPairs(b) {
 		b.Run(tr.name, func(b *testing.B) {
@@ -141,13 +142,25 @@ func BenchmarkCallRatio(b *testing.B) {
 				b.Run("c"+strconv.Itoa(conc), func(b *testing.B) {
 					ctx := benchContext(b)
 					const round = 256
-					var rawD, bridgeD time.Duration
-					timed := func(n int, call callTool, d *time.Duration) {
+					type cost struct {
+						wall, cpu      time.Duration
+						allocs, allocB uint64
+					}
+					var rawD, bridgeD cost
+					var ms runtime.MemStats
+					timed := func(n int, call callTool, d *cost) {
+						runtime.ReadMemStats(&ms)
+						allocs, allocB := ms.Mallocs, ms.TotalAlloc
+						cpu := processCPU()
 						start := time.Now()
 						if err := runConcurrent(ctx, n, conc, call); err != nil {
 							b.Fatal(err)
 						}
-						*d += time.Since(start)
+						d.wall += time.Since(start)
+						d.cpu += processCPU() - cpu
+						runtime.ReadMemStats(&ms)
+						d.allocs += ms.Mallocs - allocs
+						d.allocB += ms.TotalAlloc - allocB
 					}
 					b.ResetTimer()
 					for i, done := 0, 0; done < b.N; i++ {
@@ -161,9 +174,18 @@ func BenchmarkCallRatio(b *testing.B) {
 						}
 						done += n
 					}
-					b.ReportMetric(float64(rawD.Nanoseconds())/float64(b.N), "raw-ns/call")
-					b.ReportMetric(float64(bridgeD.Nanoseconds())/float64(b.N), "bridge-ns/call")
-					b.ReportMetric(float64(rawD)/float64(bridgeD), "bridge/raw")
+					per := func(v float64) float64 { return v / float64(b.N) }
+					b.ReportMetric(per(float64(rawD.wall.Nanoseconds())), "raw-ns/call")
+					b.ReportMetric(per(float64(bridgeD.wall.Nanoseconds())), "bridge-ns/call")
+					b.ReportMetric(float64(rawD.wall)/float64(bridgeD.wall), "bridge/raw")
+					if rawD.cpu > 0 {
+						b.ReportMetric(per(float64(rawD.cpu.Microseconds())), "raw-cpu-us/call")
+						b.ReportMetric(per(float64(bridgeD.cpu.Microseconds())), "bridge-cpu-us/call")
+					}
+					b.ReportMetric(per(float64(rawD.allocs)), "raw-allocs/call")
+					b.ReportMetric(per(float64(bridgeD.allocs)), "bridge-allocs/call")
+					b.ReportMetric(per(float64(rawD.allocB)), "raw-B/call")
+					b.ReportMetric(per(float64(bridgeD.allocB)), "bridge-B/call")
 				})
 			}
 		})
