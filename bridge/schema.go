@@ -126,7 +126,7 @@ func jsonKind(t []byte) string {
 // validateArgs checks args against a compiled schema. The error lists each failure with
 // its JSON pointer in the arguments and the schema rule that failed.
 func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := decodeArgs(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}

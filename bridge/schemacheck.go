@@ -289,7 +289,7 @@ func (s *Server) validateArgs(ctx context.Context, rt *remoteTool, args json.Raw
 	if rt.validator == nil {
 		return nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := decodeArgs(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
