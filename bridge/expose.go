@@ -113,7 +113,9 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
 			Description: fmt.Sprintf(et.desc, s.cfg.ID),
 			Parameters:  json.RawMessage(et.schema),
 			Server:      s,
+			RemoteName:  et.method,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrFalse()},
+			exposed:     true,
 		}
 		t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
 			return s.invokeExposed(ctx, name, et, sch, args)

@@ -125,6 +125,14 @@ func TestExposeResourcesAndPrompts(t *testing.T) {
 			}
 		})
 	}
+	// Invoke runs the Handler; RemoteName names the method, not a server tool.
+	read := byName(t, tools, "docs__read_resource")
+	if read.RemoteName != "resources/read" {
+		t.Errorf("RemoteName = %q, want the method", read.RemoteName)
+	}
+	if inv, err := read.Invoke(ctx, json.RawMessage(`{"uri":"file:///readme.md"}`)); err != nil || !strings.Contains(inv.Text, "Read me") {
+		t.Errorf("Invoke = %+v, %v", inv, err)
+	}
 	// A resource the server does not have is an error naming the phase.
 	_, err = byName(t, tools, "docs__read_resource").Handler(ctx, json.RawMessage(`{"uri":"file:///nope"}`))
 	var se *bridge.ServerError

@@ -172,14 +172,23 @@ func (ob *callObs) describe(rt *remoteTool, args json.RawMessage) {
 
 // before runs BeforeCall. It returns nil to go ahead, a *DeniedError for a denial, or the
 // error the caller gets. The hook runs on its own goroutine so that a hook waiting for a
-// human that ignores ctx still cannot hold the call past its deadline or Close.
+// human that ignores ctx still cannot hold the call past its deadline or Close (the
+// goroutine itself lives until the hook returns); a panic in it fails the call.
 func (ob *callObs) before(ctx context.Context, label string) error {
 	hook := ob.s.opts.BeforeCall
 	if hook == nil {
 		return nil
 	}
 	done := make(chan error, 1)
-	go func() { done <- hook(ctx, &ob.call) }()
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ob.s.log.Error("BeforeCall panicked", "tool", ob.call.RemoteName, "panic", r)
+				done <- fmt.Errorf("panic: %v", r)
+			}
+		}()
+		done <- hook(ctx, &ob.call)
+	}()
 	var err error
 	select {
 	case err = <-done:
@@ -266,7 +275,7 @@ func (s *Server) modelName(remote string) string {
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	for _, t := range s.tools {
-		if t.RemoteName == remote {
+		if t.RemoteName == remote && !t.exposed {
 			return t.Name
 		}
 	}

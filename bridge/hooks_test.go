@@ -445,3 +445,47 @@ func TestPerCallHeadersAndMeta(t *testing.T) {
 		t.Errorf("second call: Authorization %q, X-Tenant %q; want the configured header only", a, tn)
 	}
 }
+
+func TestToolsFilter(t *testing.T) {
+	var hs hookServer
+	set, err := connectSet(t, []bridge.ServerConfig{hs.inProcess("files")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		patterns []string
+		want     string
+	}{
+		{nil, "broken,delete_file,read_file"},
+		{[]string{"*_file"}, "delete_file,read_file"},
+		{[]string{"!delete_*"}, "broken,read_file"},
+		{[]string{"*_file", "!delete_*"}, "read_file"},
+		{[]string{"b?oken", "read_[a-z]*"}, "broken,read_file"},
+		{[]string{"[bad"}, ""}, // a malformed pattern matches nothing
+		{[]string{"*", "![bad"}, "broken,delete_file,read_file"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(names(set.Tools().Filter(tt.patterns...)), ","); got != tt.want {
+			t.Errorf("Filter(%q) = %s, want %s", tt.patterns, got, tt.want)
+		}
+	}
+	// Filtering changes what an agent gets, not what an App may call.
+	_ = set.Tools().Filter("!delete_*")
+	if _, err := set.Proxy(ctxT(t, 30*time.Second), apps.ProxyRequest{ServerID: "files", Method: "tools/call",
+		Params: json.RawMessage(`{"name":"delete_file","arguments":{"path":"x"}}`)}); err != nil {
+		t.Errorf("an App's call to a tool filtered out of an agent's list: %v", err)
+	}
+}
+
+func TestBeforeCallPanicFailsTheCall(t *testing.T) {
+	var hs hookServer
+	set, err := connectSet(t, []bridge.ServerConfig{hs.inProcess("files")}, &bridge.Options{Logger: discard(),
+		BeforeCall: func(context.Context, *bridge.Call) error { panic("approval UI crashed") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = byName(t, set.Tools(), "read_file").Handler(ctxT(t, 30*time.Second), nil)
+	if err == nil || !strings.Contains(err.Error(), "approval UI crashed") || hs.calls.Load() != 0 {
+		t.Errorf("err = %v, server calls %d; want the panic as the error and no call", err, hs.calls.Load())
+	}
+}

@@ -22,10 +22,10 @@ type Invocation struct {
 
 // Invoke calls the tool exactly as Handler does (argument validation, timeouts, redial,
 // flattening, Options.OnAppResult) and also returns the arguments sent and the raw result.
-// The error is Handler's error. A Tool not made by this package (no Server) runs its Handler
-// and has no Result.
+// The error is Handler's error. A Tool not made by this package (no Server) and a tool that
+// exposes resources or prompts (ServerConfig.Expose) run their Handler and have no Result.
 func (t Tool) Invoke(ctx context.Context, args json.RawMessage) (Invocation, error) {
-	if t.Server == nil || t.RemoteName == "" {
+	if t.Server == nil || t.RemoteName == "" || t.exposed {
 		if t.Handler == nil {
 			return Invocation{}, errors.New("tool has no handler")
 		}

@@ -112,7 +112,8 @@ type Options struct {
 	// refused call never reaches the server. The hook may block, for example to ask a human:
 	// its ctx carries the call timeout (CallTimeout, ServerConfig.CallTimeout) and ends
 	// with the caller's ctx and with Close, and the call returns when it ends even if the
-	// hook does not. It runs on its own goroutine and may be called concurrently.
+	// hook does not. It runs on its own goroutine (a panic fails the call, logged) and may
+	// be called concurrently.
 	BeforeCall func(ctx context.Context, call *Call) error
 	// AfterCall, when set, runs after every tool call with its outcome, duration and sizes
 	// (for audit logs and metrics), including calls refused before reaching the server

@@ -35,7 +35,10 @@ type Tool struct {
 
 	// Server is the connection this tool came from.
 	Server *Server `json:"-"`
-	// RemoteName is the tool's name on the server, used for tools/call.
+	// RemoteName is the tool's name on the server, used for tools/call. For the tools that
+	// expose a server's resources and prompts (ServerConfig.Expose) it is the MCP method
+	// they make ("resources/list", "resources/read", "prompts/list", "prompts/get"), not a
+	// tool of the server: call those through Handler or Invoke.
 	RemoteName string `json:"-"`
 	// UIResource is the ui:// resource an MCP Apps frontend renders for this tool; "" for
 	// ordinary tools.
@@ -48,6 +51,8 @@ type Tool struct {
 	Meta json.RawMessage `json:"-"`
 	// OutputSchema is the tool's outputSchema as the server sent it, if any.
 	OutputSchema json.RawMessage `json:"-"`
+
+	exposed bool // synthesized by ServerConfig.Expose: no tool of that name on the server
 }
 
 // PhaseTiming is how long one phase of a server's start-up took.
