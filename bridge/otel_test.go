@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
 )
 
@@ -196,5 +197,45 @@ func TestGlobalTracerProvider(t *testing.T) {
 	}
 	if m := hs.lastMeta(); m["traceparent"] != fmt.Sprintf("00-%s-%s-01", call.SpanContext.TraceID(), call.SpanContext.SpanID()) {
 		t.Errorf("with the global provider the server got traceparent %v", m["traceparent"])
+	}
+}
+
+// App calls and the tools exposing prompts and resources get spans of their own kind.
+func TestTracingOriginsAndExposedTools(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	var hs hookServer
+	docs := inProcess("docs", docsServer(true))
+	docs.Expose = []string{bridge.ExposeResources, bridge.ExposePrompts}
+	set, err := connectSet(t, []bridge.ServerConfig{hs.inProcess("files"), docs}, &bridge.Options{Logger: discard(), TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 30*time.Second)
+	if _, err := set.Proxy(ctx, apps.ProxyRequest{ServerID: "files", Method: "tools/call", Params: json.RawMessage(`{"name":"app_refresh"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := set.Lookup("files")
+	if _, err := files.CallTool(ctx, "read_file", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := byName(t, set.Tools(), "docs__get_prompt").Handler(ctx, json.RawMessage(`{"name":"review","arguments":{"lang":"Go"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := byName(t, set.Tools(), "docs__read_resource").Handler(ctx, json.RawMessage(`{"uri":"file:///readme.md"}`)); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	for _, c := range []struct{ span, key, want string }{
+		{"tools/call app_refresh", "mcpbridge.call.origin", "app"},
+		{"tools/call read_file", "mcpbridge.call.origin", "call_tool"},
+		{"prompts/get review", "gen_ai.prompt.name", "review"},
+		{"prompts/get review", "mcp.method.name", "prompts/get"},
+		{"resources/read", "mcp.resource.uri", "file:///readme.md"},
+	} {
+		if v, ok := spanAttr(spanNamed(t, spans, c.span), c.key); !ok || v.Emit() != c.want {
+			t.Errorf("span %q: %s = %q, want %q", c.span, c.key, v.Emit(), c.want)
+		}
 	}
 }

@@ -327,6 +327,9 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 			sr.Status = "ok"
 			rep.Summary.OK++
 			sr.Counts = &toolCounts{ModelVisible: len(st.ModelTools), AppOnly: len(st.AppOnly)}
+			if tools != nil {
+				sr.Counts.ModelVisible = len(tools) // with the tools exposing resources and prompts
+			}
 			sr.AppOnly = st.AppOnly
 			for _, t := range tools {
 				sr.Tools = append(sr.Tools, t.Name)
