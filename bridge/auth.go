@@ -60,7 +60,8 @@ type AuthConfig struct {
 	// "EdDSA"); default from the key type.
 	SigningAlg string
 	// ClientMetadataURL is an https URL of this client's ID metadata document, used as the
-	// client ID where the authorization server supports it.
+	// client ID where the authorization server supports it (else ClientID, else dynamic
+	// registration).
 	ClientMetadataURL string
 }
 
@@ -332,10 +333,12 @@ func (h *oauthHandler) interactive() (*auth.AuthorizationCodeHandler, error) {
 		scopes := a.Scopes
 		c.ScopeFilter = func([]string) []string { return scopes }
 	}
-	switch {
-	case a.ClientMetadataURL != "":
+	// go-sdk tries these in order: the client ID metadata document where the authorization
+	// server supports one, the pre-registered client, dynamic registration.
+	if a.ClientMetadataURL != "" {
 		c.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: a.ClientMetadataURL}
-	case a.ClientID != "":
+	}
+	if a.ClientID != "" {
 		pc := &oauthex.ClientCredentials{ClientID: a.ClientID}
 		if a.ClientSecret != "" {
 			pc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: a.ClientSecret}

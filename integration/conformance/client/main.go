@@ -19,10 +19,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/bridge"
 )
@@ -70,10 +74,13 @@ type client struct {
 
 // conformanceContext is MCP_CONFORMANCE_CONTEXT, the scenario's settings from the suite.
 type conformanceContext struct {
-	Name         string     `json:"name"`
-	ClientID     string     `json:"client_id"`
-	ClientSecret string     `json:"client_secret"`
-	ToolCalls    []toolCall `json:"toolCalls"`
+	Name         string `json:"name"`
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	// PrivateKeyPEM and SigningAlgorithm are for private_key_jwt (auth/client-credentials-jwt).
+	PrivateKeyPEM    string     `json:"private_key_pem"`
+	SigningAlgorithm string     `json:"signing_algorithm"`
+	ToolCalls        []toolCall `json:"toolCalls"`
 	// Raw is the whole object, for settings the fields above do not name.
 	Raw map[string]json.RawMessage `json:"-"`
 }
@@ -124,6 +131,86 @@ func (c *client) setup() {
 		CallTimeout:    20 * time.Second,
 		ClientInfo:     &mcp.Implementation{Name: "mcpbridge-conformance-client", Version: "1.0.0"},
 	}
+	if strings.HasPrefix(c.scenario, "auth/") {
+		c.cfg.Auth, c.opts.TokenStore, c.opts.Authorizer = c.authConfig(), &memoryTokens{m: map[string]*bridge.StoredToken{}}, redirectFollower()
+	}
+}
+
+// clientMetadataURL is the client ID metadata document the suite's authorization servers
+// accept (auth/basic-cimd).
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
+// authConfig is the auth setting for an auth/ scenario: the client credentials grant for
+// auth/client-credentials-* (client_secret_basic, or private_key_jwt when the suite hands
+// over a key), else the authorization code flow with whatever client the suite pre-registered,
+// a client ID metadata document where the server supports one, and dynamic registration.
+func (c *client) authConfig() *bridge.AuthConfig {
+	x := c.context
+	if strings.HasPrefix(c.scenario, "auth/client-credentials") {
+		a := &bridge.AuthConfig{Type: bridge.AuthClientCredentials, ClientID: x.ClientID, ClientSecret: x.ClientSecret}
+		if x.PrivateKeyPEM != "" {
+			a.TokenEndpointAuth, a.PrivateKey, a.SigningAlg = "private_key_jwt", x.PrivateKeyPEM, x.SigningAlgorithm
+		}
+		return a
+	}
+	return &bridge.AuthConfig{Type: bridge.AuthOAuth, ClientID: x.ClientID, ClientSecret: x.ClientSecret, ClientMetadataURL: clientMetadataURL}
+}
+
+// redirectFollower is the non-interactive authorization step the suite expects: its
+// authorization endpoint redirects at once, so the code, state and iss are read from the
+// Location header without a listener.
+func redirectFollower() *bridge.Authorizer {
+	return &bridge.Authorizer{
+		RedirectURL: "http://localhost:3000/callback",
+		Fetch: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			to, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil || resp.StatusCode/100 != 3 {
+				return nil, fmt.Errorf("authorization endpoint answered %d, not a redirect", resp.StatusCode)
+			}
+			q := to.Query()
+			if e := q.Get("error"); e != "" {
+				return nil, fmt.Errorf("authorization refused: %s", e)
+			}
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	}
+}
+
+// memoryTokens is a bridge.TokenStore in memory: each scenario starts without tokens and
+// leaves none behind.
+type memoryTokens struct {
+	mu sync.Mutex
+	m  map[string]*bridge.StoredToken
+}
+
+func (s *memoryTokens) LoadToken(_ context.Context, key string) (*bridge.StoredToken, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[key], nil
+}
+
+func (s *memoryTokens) SaveToken(_ context.Context, key string, t *bridge.StoredToken) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = t
+	return nil
+}
+
+func (s *memoryTokens) DeleteToken(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+	return nil
 }
 
 // dial connects with c's settings.
