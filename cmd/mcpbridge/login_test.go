@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -325,4 +326,37 @@ func TestBrowserCommand(t *testing.T) {
 			t.Errorf("%s %q: %v, %v; want %q", tt.goos, tt.url, cmd, err, tt.want)
 		}
 	}
+}
+
+// Whatever the redirect's query holds, the callback answers without panicking, hands over
+// at most one result, and only for the state it waits for; what it shows is printable.
+func FuzzLoopbackCallback(f *testing.F) {
+	for _, q := range []string{"code=c&state=s", "state=s&error=access_denied&error_description=no%0d%0a%1b[31m", "state=x", "", "state=s&state=t&code=1", "%zz"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		lb := &loopback{got: make(chan callbackResult, 1), state: "s"}
+		w := httptest.NewRecorder()
+		lb.callback(w, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/callback", RawQuery: q}})
+		body := w.Body.String()
+		for _, r := range body {
+			if (r < 0x20 && r != '\n') || r == 0x7f {
+				t.Fatalf("control character in the page: %q", body)
+			}
+		}
+		parsed, _ := url.ParseQuery(q)
+		select {
+		case r := <-lb.got:
+			if parsed.Get("state") != "s" {
+				t.Fatalf("result for state %q", parsed.Get("state"))
+			}
+			if r.res != nil && r.res.Code != parsed.Get("code") {
+				t.Fatalf("code %q", r.res.Code)
+			}
+		default:
+			if parsed.Get("state") == "s" {
+				t.Fatalf("no result for the right state (%q), page %d %q", q, w.Code, body)
+			}
+		}
+	})
 }
