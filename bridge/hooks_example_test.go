@@ -194,7 +194,7 @@ func ExampleOptions_tracing() {
 		var attrs []string
 		for _, kv := range s.Attributes {
 			if k := string(kv.Key); slices.Contains([]string{"mcp.method.name", "gen_ai.tool.name", "mcpbridge.server.id"}, k) {
-				attrs = append(attrs, k+"="+kv.Value.Emit())
+				attrs = append(attrs, k+"="+kv.Value.String())
 			}
 		}
 		fmt.Printf("%s (parent %q) events %v %v\n", s.Name, parent[s.Parent.SpanID().String()], events, attrs)

@@ -234,8 +234,8 @@ func TestTracingOriginsAndExposedTools(t *testing.T) {
 		{"prompts/get review", "mcp.method.name", "prompts/get"},
 		{"resources/read", "mcp.resource.uri", "file:///readme.md"},
 	} {
-		if v, ok := spanAttr(spanNamed(t, spans, c.span), c.key); !ok || v.Emit() != c.want {
-			t.Errorf("span %q: %s = %q, want %q", c.span, c.key, v.Emit(), c.want)
+		if v, ok := spanAttr(spanNamed(t, spans, c.span), c.key); !ok || v.String() != c.want {
+			t.Errorf("span %q: %s = %q, want %q", c.span, c.key, v.String(), c.want)
 		}
 	}
 }
