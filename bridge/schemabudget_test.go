@@ -3,14 +3,18 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 func TestMeasureSchema(t *testing.T) {
@@ -181,4 +185,22 @@ func FuzzMeasureSchema(f *testing.F) {
 			t.Fatalf("cost %d over the budget without an error", st.cost)
 		}
 	})
+}
+
+// A read from a closed pipe ends the session: the next call redials (and a read-only call is
+// retried) instead of failing on a dead session.
+func TestReadFromClosedPipeIsDeadSession(t *testing.T) {
+	sess := &session{dead: make(chan struct{}), conn: &transport.Conn{}}
+	for _, err := range []error{
+		&fs.PathError{Op: "read", Path: "|0", Err: os.ErrClosed},
+		fmt.Errorf("calling %q: %w", "tools/call", &fs.PathError{Op: "read", Path: "|0", Err: os.ErrClosed}),
+		errors.New("calling \"tools/call\": read |0: file already closed"),
+	} {
+		if !sessionDead(err, sess) {
+			t.Errorf("sessionDead(%v) = false", err)
+		}
+	}
+	if sessionDead(errors.New("tool said no"), sess) {
+		t.Error("an ordinary error counts as a dead session")
+	}
 }

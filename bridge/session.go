@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,7 +98,15 @@ func sessionDead(err error, sess *session) bool {
 	}
 	return sess.conn.Overrun() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, transport.ErrFrameTooLarge) || sdkFrameTooLarge(err) || writeFailed(err)
+		errors.Is(err, transport.ErrFrameTooLarge) || sdkFrameTooLarge(err) || writeFailed(err) || readClosed(err)
+}
+
+// readClosed reports whether err is a read from a pipe that was closed ("read |0: file
+// already closed"): the session cannot read another answer.
+func readClosed(err error) bool {
+	var pe *fs.PathError
+	return errors.Is(err, os.ErrClosed) || (errors.As(err, &pe) && pe.Op == "read") ||
+		strings.Contains(err.Error(), "file already closed")
 }
 
 // writeFailed reports whether err is a failure to write the request to a stdio pipe (the
