@@ -44,6 +44,7 @@ type Conn struct {
 	// stdio
 	spec   Spec // copy; stdio settings
 	exited chan struct{}
+	tag    string // TagEnv value of this connection's process tree
 	tail   *tailBuffer
 	// secrets are masked in stderr lines and the tail: the values of arguments and
 	// environment variables named like credentials.
@@ -103,6 +104,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 	}
 	switch k {
 	case KindStdio:
+		c.tag = newTag()
 		c.spec = s
 		c.spec.Args = append([]string(nil), s.Args...)
 		c.spec.Env = make(map[string]string, len(s.Env))

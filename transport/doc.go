@@ -46,6 +46,14 @@
 // Windows the child is started in a new process group and killed with
 // TerminateProcess; its own children are not tracked there.
 //
+// A descendant that leaves the process group (a daemon that double-forks and
+// calls setsid) escapes the group signals. Every child is started with
+// [TagEnv] set to a value unique to its Conn, which descendants inherit; on
+// Linux the teardown (and the child's own exit) SIGKILLs every process of
+// this user whose /proc/<pid>/environ holds it. macOS and Windows have no
+// such lookup: there such a daemon outlives Close, as does, everywhere, a
+// descendant that clears its environment before detaching.
+//
 // # HTTP and SSE
 //
 // go-sdk is given a masked endpoint: no userinfo, and every query value and

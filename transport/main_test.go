@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,6 +72,26 @@ func child(mode string) int {
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Fprintln(os.Stderr, "ready")
 		select {}
+	case "daemonize":
+		// A server that starts a daemon the classic way: fork, setsid, fork again, and the
+		// middle process exits, so the daemon is in a session and process group of its own
+		// and its parent is init.
+		if err := startDetached("middle"); err != nil {
+			fmt.Fprintln(os.Stderr, "daemonize:", err)
+			return 2
+		}
+	case "middle":
+		if err := startDetached("daemon"); err != nil {
+			return 2
+		}
+		return 0
+	case "daemon":
+		if err := os.WriteFile(os.Getenv("MCPB_PIDFILE"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			return 2
+		}
+		for {
+			time.Sleep(time.Hour) // until killed (or the safety net above)
+		}
 	case "exit3":
 		return 3
 	case "silent1":

@@ -88,7 +88,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        append([]string{c.spec.Command}, c.spec.Args...),
-		Env:         mergeEnv(os.Environ(), c.spec.Env),
+		Env:         append(mergeEnv(os.Environ(), c.spec.Env), TagEnv+"="+c.tag),
 		Dir:         c.spec.Dir,
 		Stdin:       inR, // *os.File: passed to the child as is, no copying goroutines
 		Stdout:      outW,
@@ -125,6 +125,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 		// group ID cannot have been reused yet: the leader was reaped a
 		// moment ago.
 		_ = signalGroup(cmd.Process, true)
+		killTagged(c.tag, c.logger) // and what left the group (Linux)
 		p.ran = time.Since(p.started)
 		p.waitErr = err
 		close(c.exited)
@@ -169,6 +170,7 @@ func (c *Conn) stopProcess(p *process) error {
 	}
 	_ = p.stderr.Close()
 	_ = p.conn.closeFiles() // closes stdout and stdin
+	killTagged(c.tag, c.logger)
 	return err
 }
 

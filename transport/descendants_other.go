@@ -1,0 +1,9 @@
+//go:build !linux
+
+package transport
+
+import "log/slog"
+
+// killTagged is Linux-only: elsewhere a descendant that left the process group is not
+// found (see TagEnv and the README).
+func killTagged(string, *slog.Logger) int { return 0 }
