@@ -204,3 +204,31 @@ func TestReadFromClosedPipeIsDeadSession(t *testing.T) {
 		t.Error("an ordinary error counts as a dead session")
 	}
 }
+
+// When the listing's deadline has passed, schemas are measured on first use instead: a good
+// schema still validates, an exponential one is still refused, and neither blocks.
+func TestSchemaMeasuredOnFirstUseAfterDeadline(t *testing.T) {
+	s := newServer(ServerConfig{ID: "late"}, resolve(&Options{Logger: slog.New(slog.DiscardHandler)}), nil)
+	defer s.stop()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	good, p := s.schema(done, json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), "inputSchema")
+	if good == nil || p != "" {
+		t.Fatalf("schema = %v, %q", good, p)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := good.validate(ctx, map[string]any{"n": "x"}); !errors.Is(err, ErrInvalidArguments) {
+		t.Errorf("validate = %v, want ErrInvalidArguments", err)
+	}
+	var chain strings.Builder
+	chain.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&chain, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	chain.WriteString(`"d40":{"type":"string"}}}`)
+	bad, _ := s.schema(done, json.RawMessage(chain.String()), "inputSchema")
+	if err := bad.validate(ctx, "x"); !errors.Is(err, errValidationSkipped) {
+		t.Errorf("validate = %v, want errValidationSkipped", err)
+	}
+}

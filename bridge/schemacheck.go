@@ -41,9 +41,15 @@ type lazySchema struct {
 	raw     json.RawMessage
 	stats   schemaStats
 	maxWork int64 // per validation, worst case
-	keep    bool  // drop the schema compiled by the assembly check
+	keep    bool  // keep the schema compiled by the assembly check
 
-	mu        sync.Mutex // guards the fields below
+	mu sync.Mutex // guards the fields below
+	// pending: measuring was deferred to first use (the listing's deadline had passed);
+	// stats, maxWork and keep are then set by ready, under mu.
+	pending    bool
+	lim        schemaLimits
+	measureErr error
+
 	sch       *jsonschema.Schema
 	err       error         // the compile error, for good
 	compiling chan struct{} // non-nil while a compile runs; closed when it ends
@@ -89,7 +95,11 @@ func (s *Server) schema(ctx context.Context, raw json.RawMessage, what string) (
 		e = c.used[key]
 	}
 	c.mu.Unlock()
-	if e == nil {
+	switch {
+	case e == nil && ctx.Err() != nil:
+		// No time left in the listing's deadline: measure on first use.
+		e = &schemaEntry{l: &lazySchema{raw: raw, pending: true, lim: s.schemaLimits()}}
+	case e == nil:
 		e = s.measure(raw)
 	}
 	if e.l != nil {
@@ -117,7 +127,7 @@ func (s *Server) measure(raw json.RawMessage) *schemaEntry {
 	if err != nil {
 		return &schemaEntry{err: err}
 	}
-	lim := schemaLimits{maxCost: s.opts.maxSchemaCost(), maxNodes: s.opts.maxSchemaNodes(), maxDepth: maxSchemaDepth}
+	lim := s.schemaLimits()
 	stats, err := measureSchema(doc, lim)
 	if errors.Is(err, errUnresolvedRef) {
 		// Most likely an external reference, which the compiler refuses: say so. (The node
@@ -135,6 +145,33 @@ func (s *Server) measure(raw json.RawMessage) *schemaEntry {
 		maxWork: lim.maxCost * callWorkFactor,
 		keep:    stats.nodes > keepCompiledNodes,
 	}}
+}
+
+func (s *Server) schemaLimits() schemaLimits {
+	return schemaLimits{maxCost: s.opts.maxSchemaCost(), maxNodes: s.opts.maxSchemaNodes(), maxDepth: maxSchemaDepth}
+}
+
+// ready measures a schema whose measuring was deferred (see pending); an error means the
+// schema is over budget or broken, and validation is off for it.
+func (l *lazySchema) ready() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.pending {
+		return l.measureErr
+	}
+	l.pending = false
+	if len(l.raw) > maxSchemaBytes {
+		l.measureErr = fmt.Errorf("it is larger than %d bytes", maxSchemaBytes)
+		return l.measureErr
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(l.raw))
+	if err == nil {
+		l.stats, err = measureSchema(doc, l.lim)
+	}
+	l.measureErr = err
+	l.maxWork = l.lim.maxCost * callWorkFactor
+	l.keep = l.stats.nodes > keepCompiledNodes
+	return err
 }
 
 // schemaProblem words the ToolProblem of a schema that is not used: over a budget, or not
@@ -160,6 +197,9 @@ func schemaProblem(what string, overBudget bool, err error) string {
 func (l *lazySchema) check(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil // no time left: compile on first use
+	}
+	if err := l.ready(); err != nil {
+		return err
 	}
 	l.mu.Lock()
 	known := l.sch != nil || l.err != nil
@@ -228,6 +268,9 @@ func (l *lazySchema) compile(done chan struct{}) {
 // budget, ctx's error (wrapped) when ctx ended first, and a validation error (wrapping
 // ErrInvalidArguments) when the value does not match.
 func (l *lazySchema) validate(ctx context.Context, inst any) error {
+	if err := l.ready(); err != nil {
+		return fmt.Errorf("%w: the schema is not used for validation: %v", errValidationSkipped, err)
+	}
 	nodes, depth := valueSize(inst, costDepth+1)
 	if depth > costDepth && l.stats.recursive {
 		return fmt.Errorf("%w: the value nests more than %d levels deep and the schema is recursive", errValidationSkipped, costDepth)
