@@ -189,15 +189,17 @@ func TestHostileSchemas(t *testing.T) {
 		results: map[string]string{"chain_out": structured},
 	}
 	opts := quiet()
-	opts.ConnectTimeout = 8 * time.Second
+	// Compiling the 30,000-property schema alone takes about a minute; measuring all of
+	// these is linear. (Generous for a loaded machine under -race.)
+	opts.ConnectTimeout = 30 * time.Second
 	start := time.Now()
 	set, err := connectSet(t, []bridge.ServerConfig{{ID: "hostile", URL: srv.start(t)}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("Connect took %v", time.Since(start).Round(time.Millisecond))
-	if d := time.Since(start); d > 8*time.Second {
-		t.Errorf("Connect took %v, past its 8s connect timeout", d)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("Connect took %v, past its 30s connect timeout", d)
 	}
 	if f := set.Failed(); len(f) != 0 {
 		t.Fatalf("failed: %v", f)
@@ -256,10 +258,11 @@ func TestHostileSchemas(t *testing.T) {
 	}
 }
 
-// A 200,000-property schema (a few MB on the wire) costs Connect a linear pass, never the
-// quadratic compile: Connect never runs past an 8 s connect timeout. (On a loaded machine
-// go-sdk's own decoding of the listing may take most of it; the server then fails with a
-// timeout, which is still on time.)
+// A 200,000-property schema (5 MB on the wire) costs Connect linear decoding, never the
+// quadratic compile (which took minutes): Connect ends within its 8 s connect timeout plus
+// the linear work on what was listed (go-sdk's decoding inside the listing phase is bounded
+// by the timeout; on a loaded machine the server may then fail with a timeout, on time).
+// The slack covers a few decodes of 5 MB on a loaded machine, ten times slower under -race.
 func TestHostileHugeSchemaConnect(t *testing.T) {
 	srv := &hostileServer{tools: []string{toolJSON("huge", wideSchema(200_000), ""), toolJSON("fine", `{"type":"object"}`, "")}}
 	opts := quiet()
@@ -271,7 +274,11 @@ func TestHostileHugeSchemaConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Connect took %v", d.Round(time.Millisecond))
-	if d > 9*time.Second {
+	slack := 4 * time.Second
+	if raceEnabled {
+		slack = 20 * time.Second
+	}
+	if d > 8*time.Second+slack {
 		t.Fatalf("Connect took %v with an 8s connect timeout", d)
 	}
 	if f := set.Failed(); len(f) > 0 {
