@@ -63,9 +63,20 @@ func Adapt(schema json.RawMessage, target Target) (*Adapted, error) {
 		}
 	}
 	a.shape = ad.node(root, true, 0)
+	if ad.changes["draft-4 boolean exclusiveMinimum rewritten"]+ad.changes["draft-4 boolean exclusiveMaximum rewritten"] > 0 {
+		if _, ok := root.get("$schema"); ok {
+			root.del("$schema") // the rewritten keywords are 2020-12's, the default
+			ad.note(`"$schema" removed (the schema now uses draft 2020-12 keywords)`)
+		}
+	}
 	a.Schema = encode(root)
 	a.Changes = ad.list()
 	a.Remaining = lintTree(root, target)
+	if target == GeminiParameters && emptyObject(root) {
+		a.Remaining = withoutEmptyRoot(a.Remaining)
+		ad.note(`no properties: send the declaration without "parameters"`)
+		a.Changes = ad.list()
+	}
 	return a, nil
 }
 

@@ -235,6 +235,7 @@ func allStrings(a []any) bool {
 // description.
 func (ad *adapter) strictKeywords(n *object) {
 	describe(n, ad.dropConstraintCombinators(n))
+	ad.tupleItems(n)
 	if one, ok := n.get("oneOf"); ok {
 		if _, both := n.get("anyOf"); !both {
 			n.set("anyOf", one)
@@ -297,7 +298,9 @@ func (ad *adapter) strictObject(n *object, s *shape) {
 		if !ok {
 			continue
 		}
-		if nullable(p) {
+		// Strict mode has no way to leave a property out, so a null for an optional
+		// property means "absent", also where the server's schema accepts null.
+		if nullable(p) || acceptsNull(p) {
 			if s.nulled == nil {
 				s.nulled = map[string]bool{}
 			}
@@ -366,6 +369,7 @@ func acceptsNull(p *object) bool {
 // geminiNode rewrites one schema into Gemini's Schema object (an OpenAPI 3.0 subset).
 func (ad *adapter) geminiNode(n *object) {
 	notes := ad.dropConstraintCombinators(n)
+	ad.tupleItems(n)
 	if one, ok := n.get("oneOf"); ok {
 		if _, both := n.get("anyOf"); !both {
 			n.set("anyOf", one)
@@ -505,6 +509,23 @@ func (ad *adapter) geminiNode(n *object) {
 		ad.note(fmt.Sprintf("%q removed (Gemini parameters do not accept it)", k))
 	}
 	describe(n, notes)
+}
+
+// tupleItems removes tuple forms (prefixItems, an "items" list) that OpenAI strict and
+// Gemini's parameters cannot express; the array is then left without "items", which the
+// lint reports, so the tool falls back.
+func (ad *adapter) tupleItems(n *object) {
+	_, prefix := n.get("prefixItems")
+	_, list := n.vals["items"].([]any)
+	if !prefix && !list {
+		return
+	}
+	if prefix && n.vals["items"] == false || list {
+		n.del("items")
+	}
+	n.del("prefixItems")
+	n.del("additionalItems")
+	ad.note("tuple items removed")
 }
 
 // keywordsFor lists the keywords that apply to one JSON type, for splitting a "type" list.

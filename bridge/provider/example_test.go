@@ -54,7 +54,9 @@ func Example_openAI() {
 
 	// The assistant message of the response (network left out).
 	reply := `{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"forecast","arguments":"{\"city\":\"Lyon\",\"units\":null}"}}]}`
-	var msg struct{ ToolCalls []json.RawMessage `json:"tool_calls"` }
+	var msg struct {
+		ToolCalls []json.RawMessage `json:"tool_calls"`
+	}
 	_ = json.Unmarshal([]byte(reply), &msg)
 	for _, call := range msg.ToolCalls {
 		out, err := ts.Handle(context.Background(), call) // append to the messages

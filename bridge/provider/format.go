@@ -142,9 +142,6 @@ func newEntry(format Format, t bridge.Tool, o Options) (entry, error) {
 		return e, err
 	}
 	remaining := a.Remaining
-	if primary == GeminiParameters {
-		remaining = withoutEmptyRoot(remaining)
-	}
 	if len(remaining) > 0 && fallback != "" {
 		fb, err := Adapt(t.Parameters, fallback)
 		if err != nil {
@@ -194,11 +191,13 @@ func emptyObjectSchema(schema json.RawMessage) bool {
 		return false
 	}
 	o, ok := v.(*object)
-	if !ok {
-		return false
-	}
+	return ok && emptyObject(o)
+}
+
+// emptyObject reports whether a schema is an object type with no properties.
+func emptyObject(o *object) bool {
 	p := o.obj("properties")
-	return p == nil || p.len() == 0
+	return typeSet(o)["object"] && (p == nil || p.len() == 0)
 }
 
 // Format is the format the toolset was built for.
