@@ -326,4 +326,3 @@ func firstDiff(path string, x, y any) string {
 	}
 	return ""
 }
-
