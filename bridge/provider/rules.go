@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Target is one place a host puts a tool's parameters schema: a model API's field, in one
@@ -158,7 +160,7 @@ func (f Finding) String() string {
 	if where == "" {
 		where = "the root"
 	}
-	s := fmt.Sprintf("%s: %s at %s: %s", f.Target, f.Rule, where, f.Detail)
+	s := fmt.Sprintf("%s: %s at %s: %s", f.Target, f.Rule, printable(where), printable(f.Detail))
 	if f.Count > 1 {
 		s += fmt.Sprintf(" (and %d more place%s)", f.Count-1, plural(f.Count-1))
 	}
@@ -305,7 +307,7 @@ func (l *linter) node(n *object, ptr string, in position) {
 		if strings.HasPrefix(ref, "#") {
 			l.add(RuleLocalRef, ptr, `"$ref"`)
 		} else {
-			l.add(RuleExternalRef, ptr, bridge.RedactURL(ref))
+			l.add(RuleExternalRef, ptr, redact.URL(ref))
 		}
 	}
 	for _, k := range []string{"$defs", "definitions"} {
@@ -546,4 +548,25 @@ func Summary(fs []Finding) string {
 		parts[i] = fmt.Sprintf("%s ×%d", id, counts[id])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// printable escapes control characters (and line and paragraph separators) in s, which
+// comes from a server's schema, for terminals and logs.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unprintable(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

@@ -46,6 +46,11 @@ type cliFlags struct {
 	addr      string
 	wait      time.Duration
 	noBrowser bool
+
+	format           string // tools: a model API's shape
+	strict           bool   // tools --format openai*: OpenAI strict mode
+	adapt            bool   // tools --format: adapt schemas to what the API accepts
+	geminiParameters bool   // tools --format gemini: the OpenAPI-subset "parameters" field
 }
 
 // Flags more than one command takes.
@@ -66,6 +71,29 @@ func timeoutFlag() cliFlag {
 		field: func(f *cliFlags) any { return &f.timeout }}
 }
 
+// Flags of tools --format.
+
+func formatFlag() cliFlag {
+	return cliFlag{name: "format", arg: "F",
+		usage: "print the JSON tools array of one model API: openai, openai-responses, anthropic or gemini",
+		field: func(f *cliFlags) any { return &f.format }}
+}
+
+func strictFlag() cliFlag {
+	return cliFlag{name: "strict", usage: `with --format openai*: adapt schemas to OpenAI strict mode and send "strict": true (tools that cannot be made strict are sent non-strict, said on stderr)`,
+		field: func(f *cliFlags) any { return &f.strict }}
+}
+
+func adaptFlag() cliFlag {
+	return cliFlag{name: "adapt", usage: "with --format: rewrite schemas around what the API rejects (mcpbridge probe lists it)",
+		field: func(f *cliFlags) any { return &f.adapt }}
+}
+
+func geminiParametersFlag() cliFlag {
+	return cliFlag{name: "gemini-parameters", usage: `with --format gemini: send Gemini's OpenAPI-subset "parameters" (adapted) instead of "parametersJsonSchema"`,
+		field: func(f *cliFlags) any { return &f.geminiParameters }}
+}
+
 // commands is the command table, in the order help lists it.
 func commands() []command {
 	return []command{
@@ -75,18 +103,23 @@ func commands() []command {
 			summary: "dial every server and report what works",
 			doc: `Dials every server in FILE in parallel and reports, per server: status, transport, phase
 timings, server name/version, protocol version, tool counts (model-visible / app-only / MCP App
-tools), renamed tools and why, schema problems, an estimate of the tokens the tool definitions
-cost, and for failures the phase, cause and stderr tail. Progress goes to stderr, the report
+tools), renamed tools and why, schema problems, what each model API (OpenAI, OpenAI strict,
+Anthropic, Gemini parametersJsonSchema and parameters) would reject and what is left after
+adapting, an estimate of the tokens the tool definitions cost, and for failures the phase, cause and stderr tail. Progress goes to stderr, the report
 to stdout. Exit 0 when every server works, 2 when any failed, 1 for usage or config errors.
 `,
 		},
 		{
 			name: "tools", args: "FILE", minArgs: 1, maxArgs: 1, run: runTools,
-			flags:   []cliFlag{jsonFlag(), verboseFlag(), timeoutFlag()},
+			flags:   []cliFlag{jsonFlag(), formatFlag(), strictFlag(), adaptFlag(), geminiParametersFlag(), verboseFlag(), timeoutFlag()},
 			summary: "list the tools exactly as a model sees them",
 			doc: `Lists the tools of every server in FILE exactly as a model will see them: name, description
-and parameters (--json: the JSON array a host sends to a model API). Servers that fail are
-logged on stderr and skipped; the exit status is then 2.
+and parameters (--json: the JSON array a host sends to a model API). With --format, the
+tools array exactly as that model API's request carries it (OpenAI Chat Completions or
+Responses, Anthropic Messages, Gemini), schemas as the servers sent them unless --strict,
+--adapt or --gemini-parameters asks for adaptation; what was changed and what the API may
+still reject goes to stderr. Servers that fail are logged on stderr and skipped; the exit
+status is then 2.
 `,
 		},
 		{

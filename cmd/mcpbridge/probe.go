@@ -56,6 +56,7 @@ type serverReport struct {
 	AppTools        []appTool       `json:"appTools,omitempty"` // model-visible MCP App tools
 	Renamed         []bridge.Rename `json:"renamed,omitempty"`
 	Problems        []problem       `json:"problems,omitempty"`
+	Providers       []targetReport  `json:"providers,omitempty"` // per model API field: tools rejected as sent and after adapting
 	TokenEstimate   int             `json:"tokenEstimate"`
 	// Auth is the OAuth grant in use (type, access token expiry, whether a refresh token
 	// is kept); never a token.
@@ -80,10 +81,11 @@ type appTool struct {
 	ResourceURI string `json:"resourceUri"`
 }
 
-// problem is a bridge finding (ServerStatus.Problems) or a provider lint finding.
+// problem is a bridge finding (ServerStatus.Problems); provider lint findings are in
+// serverReport.Providers.
 type problem struct {
 	Tool    string `json:"tool"`   // "" for a finding about the server as a whole
-	Source  string `json:"source"` // "bridge" or "lint"
+	Source  string `json:"source"` // "bridge"
 	Problem string `json:"problem"`
 	Skipped bool   `json:"skipped,omitempty"`
 }
@@ -344,11 +346,7 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 			for _, pb := range st.Problems {
 				sr.Problems = append(sr.Problems, problem{Tool: pb.Tool, Source: "bridge", Problem: pb.Problem, Skipped: pb.Skipped})
 			}
-			for _, t := range tools {
-				for _, msg := range lintTool(t) {
-					sr.Problems = append(sr.Problems, problem{Tool: t.Name, Source: "lint", Problem: msg})
-				}
-			}
+			sr.Providers = lintProviders(tools)
 			sr.TokenEstimate = tokenEstimate(tools)
 			sr.Auth = st.Auth
 			all = append(all, tools...)

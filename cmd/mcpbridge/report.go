@@ -101,6 +101,9 @@ func writeReport(w io.Writer, rep *probeReport) error {
 		if len(probs) > 0 {
 			row("problems", probs...)
 		}
+		if len(sr.Providers) > 0 {
+			row("providers", providerLines(sr.Providers)...)
+		}
 		row("tokens", fmt.Sprintf("~%d (tool definitions as JSON, bytes/4)", sr.TokenEstimate))
 	}
 	return tw.Flush()

@@ -47,7 +47,11 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	}
 	defer set.Close()
 	tools := set.Tools()
-	if fl.json {
+	if fl.format != "" {
+		if err := formatTools(env, fl, tools); err != nil {
+			return err
+		}
+	} else if fl.json {
 		if tools == nil {
 			tools = bridge.Tools{} // "[]", not "null"
 		}
