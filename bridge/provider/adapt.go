@@ -401,6 +401,9 @@ func hasLocalRefs(root *object) bool {
 // there (the cut schema accepts anything).
 const maxInline = 8
 
+// maxInlineNodes bounds the size of a schema after inlining; past it the references stay.
+const maxInlineNodes = 20_000
+
 // inline replaces every local "$ref" with a copy of what it points to and drops
 // "$defs"/"definitions". Keywords next to a "$ref" win over the referenced schema's.
 func (ad *adapter) inline(root *object) *object {
@@ -408,7 +411,7 @@ func (ad *adapter) inline(root *object) *object {
 	var walk func(v any, stack []string) any
 	walk = func(v any, stack []string) any {
 		ad.nodes++
-		if ad.nodes > maxNodes {
+		if ad.nodes > maxInlineNodes {
 			return v
 		}
 		switch x := v.(type) {
@@ -452,15 +455,12 @@ func (ad *adapter) inline(root *object) *object {
 		}
 		return v
 	}
-	out := root
-	for _, k := range []string{"$defs", "definitions"} {
-		if _, ok := out.get(k); ok {
-			out.del(k)
-		}
-	}
+	out := clone(root).(*object)
+	out.del("$defs")
+	out.del("definitions")
 	out = walk(out, nil).(*object)
-	if ad.nodes > maxNodes {
-		ad.note(fmt.Sprintf("schema too large to inline (over %d values)", maxNodes))
+	if ad.nodes > maxInlineNodes {
+		ad.note(fmt.Sprintf("references left in place: inlining them would exceed %d values", maxInlineNodes))
 		return root
 	}
 	return out

@@ -109,7 +109,7 @@ func Example_anthropic() {
 	// Output:
 	// [{"name":"forecast","description":"Tomorrow's forecast for a city.","input_schema":{"type":"object","properties":{"city":{"type":"string","minLength":1},"units":{"type":"string","enum":["C","F"]}},"required":["city"]}}]
 	// {"type":"tool_result","tool_use_id":"toolu_1","content":"Kyoto: 21°C, sunny (arguments {\"city\":\"Kyoto\"})"}
-	// {"type":"tool_result","tool_use_id":"toolu_2","content":"error: tool \"forecast\" (server \"weather\"): invalid arguments: at /city: minLength: got 0, want 1 (rule properties/city/minLength)","is_error":true}
+	// {"type":"tool_result","tool_use_id":"toolu_2","content":"error: mcp server \"weather\": tools/call: tool \"forecast\": invalid arguments: at /city: minLength: got 0, want 1 (rule properties/city/minLength)","is_error":true}
 }
 
 // One turn with Gemini, using the OpenAPI-subset "parameters" field: functionCall parts in,

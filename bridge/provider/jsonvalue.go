@@ -13,7 +13,6 @@ import (
 // arguments), so decoding is bounded.
 const (
 	maxDepth = 128     // nesting levels of one JSON document
-	maxNodes = 200_000 // values in one schema after inlining references
 )
 
 // object is a JSON object that keeps its key order, so an adapted schema lists properties in

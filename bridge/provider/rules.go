@@ -315,9 +315,6 @@ func (l *linter) node(n *object, ptr string, in position) {
 			l.add(RuleLocalRef, ptr, fmt.Sprintf("%q", k))
 		}
 	}
-	if in.defs {
-		return // definitions are checked where they are used (after inlining)
-	}
 	// Arrays.
 	if types["array"] {
 		if _, ok := n.get("items"); !ok {
@@ -461,7 +458,6 @@ func requiredSet(n *object) map[string]bool {
 // position says where a subschema sits.
 type position struct {
 	sub      bool // not the root
-	defs     bool // inside $defs/definitions
 	objDepth int  // object schemas from the root down to here, this one included
 }
 
@@ -494,13 +490,9 @@ func walkSchemas(root *object, ptr string, fn func(n *object, ptr string, in pos
 				if !ok {
 					continue
 				}
-				c := child
-				if k == "$defs" || k == "definitions" {
-					c.defs = true
-				}
 				for _, name := range m.keys {
 					if s, ok := m.vals[name].(*object); ok {
-						walk(s, pointer(pointer(ptr, k), name), c, depth+1)
+						walk(s, pointer(pointer(ptr, k), name), child, depth+1)
 					}
 				}
 			case slices.Contains(subSchemaArr, k):
