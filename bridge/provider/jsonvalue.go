@@ -12,7 +12,7 @@ import (
 // Schemas and arguments are untrusted (a server sent the schema, a model wrote the
 // arguments), so decoding is bounded.
 const (
-	maxDepth = 128     // nesting levels of one JSON document
+	maxDepth = 128 // nesting levels of one JSON document
 )
 
 // object is a JSON object that keeps its key order, so an adapted schema lists properties in
