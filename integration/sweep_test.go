@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,9 +82,7 @@ func TestSweep(t *testing.T) {
 		}
 		versions[sv.id] = version
 		env := map[string]string{"HOME": home, "USERPROFILE": home, "XDG_CONFIG_HOME": home}
-		for k, v := range sv.env {
-			env[k] = v
-		}
+		maps.Copy(env, sv.env)
 		cfgs = append(cfgs, bridge.ServerConfig{ID: sv.id, Type: bridge.TypeStdio, Command: node,
 			Args: append([]string{bin}, sv.args...), Env: env, Dir: home, ConnectTimeout: 90 * time.Second})
 	}
@@ -233,7 +232,7 @@ func lastNonEmptyLine(s string) string {
 // withoutNotes drops the notes column (failure causes vary in wording from run to run).
 func withoutNotes(table string) string {
 	var out []string
-	for _, l := range strings.Split(table, "\n") {
+	for l := range strings.SplitSeq(table, "\n") {
 		if i := strings.LastIndex(strings.TrimSuffix(l, " |"), " | "); strings.HasPrefix(l, "| ") && i >= 0 {
 			l = l[:i]
 		}

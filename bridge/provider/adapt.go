@@ -476,7 +476,7 @@ func resolvePointer(root *object, ref string) (*object, bool) {
 		return nil, false // anchors are not supported
 	}
 	var cur any = root
-	for _, tok := range strings.Split(p[1:], "/") {
+	for tok := range strings.SplitSeq(p[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch c := cur.(type) {
 		case *object:
