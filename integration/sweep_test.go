@@ -40,7 +40,7 @@ var sweepServers = []sweepServer{
 	{id: "sequential-thinking", pkg: "@modelcontextprotocol/server-sequential-thinking"},
 	{id: "puppeteer", pkg: "@modelcontextprotocol/server-puppeteer"},
 	{id: "playwright", pkg: "@playwright/mcp"},
-	{id: "chrome-devtools", pkg: "chrome-devtools-mcp"},
+	{id: "chrome-devtools", pkg: "chrome-devtools-mcp", bin: "chrome-devtools-mcp"},
 	{id: "notion", pkg: "@notionhq/notion-mcp-server"},
 	{id: "sentry", pkg: "@sentry/mcp-server", args: []string{"--access-token=" + placeholder}},
 	{id: "supabase", pkg: "@supabase/mcp-server-supabase", args: []string{"--access-token=" + placeholder}},
@@ -49,7 +49,7 @@ var sweepServers = []sweepServer{
 	{id: "azure", pkg: "@azure/mcp", args: []string{"server", "start"}},
 	{id: "hubspot", pkg: "@hubspot/mcp-server", env: map[string]string{"PRIVATE_APP_ACCESS_TOKEN": placeholder}},
 	{id: "circleci", pkg: "@circleci/mcp-server-circleci", env: map[string]string{"CIRCLECI_TOKEN": placeholder}},
-	{id: "desktop-commander", pkg: "@wonderwhy-er/desktop-commander"},
+	{id: "desktop-commander", pkg: "@wonderwhy-er/desktop-commander", bin: "desktop-commander"},
 	{id: "firecrawl", pkg: "firecrawl-mcp", env: map[string]string{"FIRECRAWL_API_KEY": placeholder}},
 	{id: "tavily", pkg: "tavily-mcp", env: map[string]string{"TAVILY_API_KEY": placeholder}},
 	{id: "exa", pkg: "exa-mcp-server", env: map[string]string{"EXA_API_KEY": placeholder}},
@@ -192,11 +192,14 @@ func sweepBin(dir string, sv sweepServer) (bin, version string, err error) {
 		if err := json.Unmarshal(meta.Bin, &bins); err != nil {
 			return "", "", fmt.Errorf("package %s: no bin", sv.pkg)
 		}
-		switch {
-		case sv.bin != "":
+		if sv.bin != "" {
 			rel = bins[sv.bin]
-		case len(bins) == 1:
-			for _, v := range bins {
+		} else {
+			for _, v := range bins { // several names for one script are fine
+				if rel != "" && v != rel {
+					rel = ""
+					break
+				}
 				rel = v
 			}
 		}
