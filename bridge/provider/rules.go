@@ -380,7 +380,11 @@ func (l *linter) strict(n *object, ptr string, types map[string]bool) {
 	props := n.obj("properties")
 	if types["object"] || props != nil {
 		if ap, ok := n.get("additionalProperties"); !ok || ap != false {
-			l.add(RuleStrictAdditional, ptr, `no "additionalProperties": false`)
+			if props == nil {
+				l.add(RuleStrictAdditional, ptr, "an open object (no properties, any keys), which strict mode cannot express")
+			} else {
+				l.add(RuleStrictAdditional, ptr, `no "additionalProperties": false`)
+			}
 		}
 		if props != nil {
 			req := requiredSet(n)

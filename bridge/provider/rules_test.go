@@ -270,3 +270,12 @@ func FuzzAdapt(f *testing.F) {
 		}
 	})
 }
+
+// An open object (a map, or "any object") cannot be strict; the finding says so rather than
+// asking for "additionalProperties": false, which would change what it accepts.
+func TestStrictOpenObjectDetail(t *testing.T) {
+	f := find(LintSchema(json.RawMessage(labelsMap), OpenAIStrict), RuleStrictAdditional)
+	if f == nil || f.Path != "/properties/labels" || !strings.Contains(f.Detail, "open object") {
+		t.Errorf("finding = %+v, want the open object at /properties/labels named", f)
+	}
+}
