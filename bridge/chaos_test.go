@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -201,23 +202,46 @@ func TestChaosHangAtStart(t *testing.T) {
 	pl.allGone(t, closeBound)
 }
 
-// 2-4. Legacy handshakes: go-sdk's server/discover probe must not cost a server its start.
+// 2-4. Legacy handshakes: go-sdk's server/discover probe must not cost a server its start. The
+// bridge negotiates (discover first), falls back promptly, and reports how it got there; a
+// pinned version skips discover altogether.
 func TestChaosDiscoverHandshake(t *testing.T) {
-	for _, mode := range []string{"exitdiscover", "ignorediscover", "errordiscover"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		mode, pin string
+		how       string // substring of ServerStatus.Negotiation
+		starts    int    // processes started by Dial
+		discover  bool   // server/discover reaches the server
+	}{
+		{"exitdiscover", "", "closed the connection on server/discover", 2, true},
+		{"ignorediscover", "", "went unanswered for 2.5s", 1, true},
+		{"errordiscover", "", "server/discover failed: method not found: server/discover (-32601)", 1, true},
+		{"exitdiscover", "2025-11-25", "pinned by the server's protocolVersion", 1, false},
+		{"ignorediscover", "2025-06-18", "pinned by the server's protocolVersion", 1, false},
+	} {
+		t.Run(tc.mode+"/"+cmp.Or(tc.pin, "negotiated"), func(t *testing.T) {
 			pl := newProcLog(t)
-			cfg := rawConfig(t, mode, mode, pl)
-			cfg.ConnectTimeout = 10 * time.Second
+			cfg := rawConfig(t, tc.mode, tc.mode, pl)
+			cfg.ConnectTimeout = 10 * time.Second // discover waits a quarter: 2.5s
+			cfg.ProtocolVersion = tc.pin
 			start := time.Now()
 			s := dialT(t, cfg, nil)
-			if elapsed := time.Since(start); elapsed > 5*time.Second {
+			elapsed := time.Since(start)
+			t.Logf("Dial took %s", elapsed)
+			if elapsed > 5*time.Second {
 				t.Errorf("Dial took %s; a legacy server must connect promptly", elapsed)
+			}
+			st := s.Status()
+			if want := cmp.Or(tc.pin, "2025-11-25"); st.ProtocolVersion != want || !strings.Contains(st.Negotiation, tc.how) {
+				t.Errorf("protocol %q (%s), want %q (… %s …)", st.ProtocolVersion, st.Negotiation, want, tc.how)
 			}
 			if out, err := callText(ctxT(t, 10*time.Second), s, "work"); err != nil || out != "work 1" {
 				t.Errorf("work = %q, %v", out, err)
 			}
-			if ev := pl.seen(); slices.Contains(ev, "discover") {
-				t.Errorf("the bridge sent server/discover (events %v)", ev)
+			if got := len(pl.starts()); got != tc.starts {
+				t.Errorf("%d processes started, want %d", got, tc.starts)
+			}
+			if ev := pl.seen(); slices.Contains(ev, "discover") != tc.discover {
+				t.Errorf("server/discover sent: %v, want %v (events %v)", !tc.discover, tc.discover, ev)
 			}
 		})
 	}

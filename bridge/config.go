@@ -70,6 +70,8 @@ type ConfigFile struct {
 //	                                 (Inspector, ms), startup_timeout_sec/startup_timeout_ms/
 //	                                 tool_timeout_sec (Codex) and timeout (Gemini, ms, applies to
 //	                                 calls; a number under 1000 is Cline's seconds, with a warning)
+//	protocolVersion                  pin the MCP protocol version ("2025-11-25", "2026-07-28", ...;
+//	                                 ServerConfig.ProtocolVersion); left out, it is negotiated
 //
 // Two keys that set the same thing (url and serverUrl, env and environment, tools.include and
 // includeTools, ...) are an error, as are a command together with a url, neither of them, a

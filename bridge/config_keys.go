@@ -1,7 +1,10 @@
 package bridge
 
 import (
+	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -45,6 +48,7 @@ const (
 	slotCall     = "call timeout"
 	slotExpose   = "exposed features"
 	slotAuth     = "authorization"
+	slotProtocol = "protocol version"
 )
 
 // serverKeys is the table of server keys: every key the parser reads, ignores or warns
@@ -91,6 +95,7 @@ func serverKeys() []serverKey {
 		{"requestTimeout", slotCall, callTimeoutIn(time.Millisecond), readKey}, // Inspector
 		{"tool_timeout_sec", slotCall, callTimeoutIn(time.Second), readKey},    // Codex
 		{"timeout", slotCall, readGeminiTimeout, readKey},                      // Gemini (ms), Cline (s)
+		{"protocolVersion", slotProtocol, readProtocolVersion, readKey},
 
 		{"trust", "", nil, ignoredKey},
 		{"autoApprove", "", nil, ignoredKey},
@@ -194,6 +199,16 @@ func readEnabled(p *parser, s *serverState, k, v *yaml.Node) {
 
 func readRequired(p *parser, s *serverState, k, v *yaml.Node) {
 	s.sc.Required, _ = p.boolean(s, k, v)
+}
+
+func readProtocolVersion(p *parser, s *serverState, k, v *yaml.Node) {
+	var ver string
+	p.stringField(s, k, v, "protocolVersion", &ver, false)
+	if ver != "" && !supportedVersion(ver) {
+		p.errorf(v, "server %q: unsupported %s %q (want one of %s)", s.id, k.Value, ver, strings.Join(mcp.SupportedProtocolVersions(), ", "))
+		return
+	}
+	s.sc.ProtocolVersion = ver
 }
 
 func readPrefix(p *parser, s *serverState, k, v *yaml.Node) {

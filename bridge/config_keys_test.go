@@ -30,6 +30,7 @@ func keySamples() map[string]struct{ base, line string } {
 		"required":            {"command: x", "required: true"},
 		"prefix":              {"command: x", "prefix: p"},
 		"expose":              {"command: x", "expose: [resources, prompts]"},
+		"protocolVersion":     {"command: x", "protocolVersion: \"2025-11-25\""},
 		"tools":               {"command: x", "tools: {include: [a]}"},
 		"includeTools":        {"command: x", "includeTools: [a]"},
 		"allowedTools":        {"command: x", "allowedTools: [a]"},

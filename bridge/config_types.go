@@ -73,6 +73,12 @@ type ServerConfig struct {
 	// earlier deadline; 0 means Options.CallTimeout.
 	CallTimeout time.Duration
 
+	// ProtocolVersion pins the MCP protocol version offered to this server (one of
+	// mcp.SupportedProtocolVersions(), such as "2025-11-25" or "2026-07-28"); "" negotiates
+	// (see Connect). Pinning a version before 2026-07-28 skips server/discover; pinning
+	// 2026-07-28 gives up the fallback to initialize when discover goes unanswered.
+	ProtocolVersion string
+
 	// Source says where the server was defined ("servers.yaml:12"); LoadConfig sets it and
 	// errors quote it. Optional.
 	Source string

@@ -34,9 +34,9 @@ func (s *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		mode = "form"
 	}
 	s.log.Debug("server asks for user input", "mode", mode)
-	s.mu.Lock()
+	s.catMu.Lock()
 	s.status.Elicitations++
-	s.mu.Unlock()
+	s.catMu.Unlock()
 	return s.opts.OnElicitation(ctx, &ElicitRequest{Server: s.cfg.ID, Params: req.Params})
 }
 

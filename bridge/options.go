@@ -139,10 +139,6 @@ const (
 	DefaultMaxResultBytes = results.DefaultMaxBytes
 )
 
-// protocolVersion is pinned so go-sdk skips its server/discover probe, which legacy servers
-// ignore (Connect would wait for the whole timeout) or exit on (go-sdk issue #1177).
-const protocolVersion = "2025-11-25"
-
 // options is Options with every default filled in; Connect copies the caller's Options once.
 type options struct {
 	Options

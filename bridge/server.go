@@ -54,6 +54,7 @@ type Server struct {
 	progress progressRoutes // progress tokens of calls in flight
 	relist   relistState    // re-listing after tools/list_changed
 	notify   notifier       // runs OnToolsChanged outside background work
+	proto    protocolState  // the protocol version to keep for redials
 
 	closeOnce sync.Once
 	closeErr  error
@@ -114,6 +115,10 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		copts.ElicitationHandler = s.elicit
 	}
 	s.client = mcp.NewClient(o.ClientInfo, copts)
+	s.client.AddSendingMiddleware(discoverMiddleware)
+	if v := cfg.ProtocolVersion; v != "" && !supportedVersion(v) && s.configErr == nil {
+		s.configErr = fmt.Errorf("unsupported protocolVersion %q (want one of %s)", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
+	}
 	return s
 }
 
@@ -203,7 +208,9 @@ func (s *Server) open(ctx context.Context) (*session, PhaseTiming, *ServerError)
 	return nil, PhaseTiming{}, serr
 }
 
-func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool, *ServerError) {
+// openAttempt starts one session over kind k, offering protocol version pin ("" negotiates,
+// with n observing server/discover).
+func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, n *negotiation) (*session, bool, *ServerError) {
 	conn, err := transport.Open(s.spec, k)
 	if err != nil {
 		return nil, false, s.serverError(PhaseConfig, err, nil)
@@ -223,7 +230,7 @@ func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool
 	}
 	done := make(chan connected, 1)
 	go func() {
-		cs, err := s.client.Connect(sctx, conn.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		cs, err := s.client.Connect(withNegotiation(sctx, n), conn.Transport(), sessionOptions(pin))
 		done <- connected{cs, err}
 	}()
 	var cs *mcp.ClientSession

@@ -88,6 +88,9 @@ type ServerStatus struct {
 	ServerName      string        `json:"serverName,omitempty"`
 	ServerVersion   string        `json:"serverVersion,omitempty"`
 	ProtocolVersion string        `json:"protocolVersion,omitempty"`
+	// Negotiation says how ProtocolVersion was reached: "server/discover", "initialize after
+	// server/discover failed: ...", "pinned by the server's protocolVersion", ...
+	Negotiation string `json:"negotiation,omitempty"`
 	// ModelTools are the server's own names of the tools it offers the model (after filters
 	// and visibility, before renaming), in listing order. Server.Tools gives the final tools.
 	ModelTools []string `json:"modelTools,omitempty"`

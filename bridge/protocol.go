@@ -1,0 +1,219 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/transport"
+)
+
+// Protocol negotiation. With no pin, go-sdk's Connect offers its newest version
+// (2026-07-28) through server/discover and falls back to initialize with legacyVersion on
+// the same connection when discover fails. The bridge adds what legacy servers need:
+//
+//   - discover that goes unanswered ends after discoverWait, so initialize follows promptly
+//     instead of at the connect deadline;
+//   - a server that closes the connection on discover (a stdio server exiting on the unknown
+//     method) is started again with legacyVersion pinned;
+//   - a -32022 UnsupportedProtocolVersion error naming the server's versions is retried once
+//     with the newest version both sides support;
+//   - a server that needed a fallback keeps its pin for redials, so they cost no probe.
+//
+// ServerConfig.ProtocolVersion pins a version outright; legacy SSE servers are offered
+// legacyVersion (their transport predates discover).
+const (
+	legacyVersion   = "2025-11-25" // what initialize offers after a failed discover (go-sdk's choice too)
+	modernVersion   = "2026-07-28" // the first version negotiated through server/discover
+	minDiscoverWait = time.Second
+	maxDiscoverWait = 10 * time.Second
+)
+
+// supportedVersion reports whether go-sdk speaks protocol version v.
+func supportedVersion(v string) bool { return slices.Contains(mcp.SupportedProtocolVersions(), v) }
+
+// discoverWait is how long server/discover may go unanswered before initialize is tried: a
+// quarter of the connect timeout, within [1s, 10s]. A server still starting up after that
+// is offered the legacy handshake; it works either way.
+func discoverWait(connectTimeout time.Duration) time.Duration {
+	return min(max(connectTimeout/4, minDiscoverWait), maxDiscoverWait)
+}
+
+// protocolState is what a server remembers about its protocol between sessions.
+type protocolState struct {
+	mu  sync.Mutex
+	pin string // version to offer on redials, "" to negotiate
+	how string // how pin was reached, for ServerStatus.Negotiation
+}
+
+// negotiation observes one Connect's server/discover; it travels in the Connect ctx to
+// discoverMiddleware.
+type negotiation struct {
+	wait time.Duration
+
+	mu         sync.Mutex
+	sent       bool
+	err        error // the last discover's failure; nil if it succeeded
+	unanswered bool  // the last discover timed out after wait
+}
+
+type negotiationKey struct{}
+
+func (n *negotiation) outcome() (sent bool, err error, unanswered bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sent, n.err, n.unanswered
+}
+
+// discoverMiddleware bounds server/discover by the negotiation's wait and records its
+// outcome. Other methods pass through.
+func discoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		n, _ := ctx.Value(negotiationKey{}).(*negotiation)
+		if method != "server/discover" || n == nil {
+			return next(ctx, method, req)
+		}
+		dctx, cancel := context.WithTimeout(ctx, n.wait)
+		defer cancel()
+		res, err := next(dctx, method, req)
+		n.mu.Lock()
+		n.sent, n.err = true, err
+		n.unanswered = err != nil && dctx.Err() != nil && ctx.Err() == nil
+		n.mu.Unlock()
+		return res, err
+	}
+}
+
+// versionPlan returns the version to offer a new session over kind k ("" negotiates) and
+// why.
+func (s *Server) versionPlan(k transport.Kind) (pin, why string) {
+	switch {
+	case s.cfg.ProtocolVersion != "":
+		return s.cfg.ProtocolVersion, "pinned by the server's protocolVersion"
+	case k == transport.KindSSE:
+		return legacyVersion, "initialize (legacy HTTP+SSE transport)"
+	}
+	s.proto.mu.Lock()
+	defer s.proto.mu.Unlock()
+	if s.proto.pin != "" {
+		return s.proto.pin, s.proto.how + " (kept from the first connect)"
+	}
+	return "", ""
+}
+
+// openKind starts one session over kind k, negotiating the protocol version (see the
+// comment on legacyVersion). The bool reports that Streamable HTTP was refused the way a
+// legacy SSE server refuses it.
+func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool, *ServerError) {
+	pin, why := s.versionPlan(k)
+	for attempt := 0; ; attempt++ {
+		n := &negotiation{wait: discoverWait(s.opts.connectTimeout(s.cfg))}
+		sess, fallback, serr := s.openAttempt(ctx, k, pin, n)
+		if serr == nil {
+			s.noteProtocol(sess, pin, why, n)
+			return sess, false, nil
+		}
+		if attempt > 0 || fallback || ctx.Err() != nil || s.life.Err() != nil {
+			return nil, fallback, serr
+		}
+		if v, refused := versionFromRefusal(serr.Err); v != "" && v != pin {
+			s.log.Debug("protocol version refused; retrying", "refused", refused, "retry", v)
+			pin, why = v, fmt.Sprintf("%s after the server refused %s (-32022)", handshake(v), refused)
+			continue
+		}
+		if sent, derr, _ := n.outcome(); pin == "" && sent && derr != nil && k != transport.KindHTTP {
+			s.log.Debug("the server closed the connection after server/discover; retrying with initialize", "err", serr.Err)
+			pin, why = legacyVersion, "initialize after the server closed the connection on server/discover"
+			s.proto.mu.Lock()
+			s.proto.pin, s.proto.how = pin, why
+			s.proto.mu.Unlock()
+			continue
+		}
+		return nil, fallback, serr
+	}
+}
+
+// handshake names the handshake go-sdk uses for version v.
+func handshake(v string) string {
+	if v >= modernVersion {
+		return "server/discover"
+	}
+	return "initialize"
+}
+
+// sessionOptions are go-sdk's options for a session offered pin ("" negotiates).
+func sessionOptions(pin string) *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: pin}
+}
+
+// withNegotiation returns ctx carrying n for discoverMiddleware.
+func withNegotiation(ctx context.Context, n *negotiation) context.Context {
+	return context.WithValue(ctx, negotiationKey{}, n)
+}
+
+// noteProtocol records the session's version and how it was reached in the server's status,
+// and remembers a fallback for redials.
+func (s *Server) noteProtocol(sess *session, pin, why string, n *negotiation) {
+	version := sess.cs.InitializeResult().ProtocolVersion
+	how := why
+	if pin == "" {
+		sent, err, unanswered := n.outcome()
+		switch {
+		case !sent || err == nil:
+			how = "server/discover"
+		case unanswered:
+			how = fmt.Sprintf("initialize after server/discover went unanswered for %s", n.wait)
+		default:
+			how = "initialize after server/discover failed: " + shortCause(err)
+		}
+		if sent && err != nil {
+			s.proto.mu.Lock()
+			s.proto.pin, s.proto.how = legacyVersion, how
+			s.proto.mu.Unlock()
+		}
+	}
+	s.catMu.Lock()
+	s.status.ProtocolVersion = version
+	s.status.Negotiation = how
+	s.catMu.Unlock()
+	s.log.Debug("protocol negotiated", "version", version, "how", how)
+}
+
+// shortCause is err's message, cut for a status line: a JSON-RPC error's message alone.
+func shortCause(err error) string {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return fmt.Sprintf("%s (%d)", oneLine(je.Message), je.Code)
+	}
+	msg := oneLine(err.Error())
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return msg
+}
+
+// versionFromRefusal reads a -32022 UnsupportedProtocolVersion error: it returns the newest
+// version go-sdk supports among those the server listed in data.supported ("" if none or
+// err is something else) and the version the server refused.
+func versionFromRefusal(err error) (version, refused string) {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != mcp.CodeUnsupportedProtocolVersion || len(je.Data) == 0 {
+		return "", ""
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(je.Data, &data) != nil {
+		return "", ""
+	}
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if slices.Contains(data.Supported, v) {
+			return v, data.Requested
+		}
+	}
+	return "", data.Requested
+}
