@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,12 +83,26 @@ func discoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		dctx, cancel := context.WithTimeout(ctx, n.wait)
 		defer cancel()
 		res, err := next(dctx, method, req)
+		if dr, ok := res.(*mcp.DiscoverResult); ok && err == nil && !offersModern(dr.SupportedVersions) {
+			// go-sdk falls back to initialize after this answer too.
+			err = fmt.Errorf("no version from %s on offered (%s)", modernVersion, strings.Join(dr.SupportedVersions, ", "))
+		}
 		n.mu.Lock()
 		n.sent, n.err = true, err
 		n.unanswered = err != nil && dctx.Err() != nil && ctx.Err() == nil
 		n.mu.Unlock()
 		return res, err
 	}
+}
+
+// offersModern reports whether versions holds one go-sdk speaks through server/discover.
+func offersModern(versions []string) bool {
+	for _, v := range versions {
+		if v >= modernVersion && supportedVersion(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // versionPlan returns the version to offer a new session over kind k ("" negotiates) and

@@ -289,8 +289,10 @@ func (c *Conn) Reached() bool {
 
 // FallbackToSSE reports, for KindHTTP, that the endpoint answered the
 // initialize POST the way the MCP spec describes an old HTTP+SSE server:
-// status 400, 404 or 405, or a 2xx whose content type is neither
-// application/json nor text/event-stream. The caller should then Close this
+// status 400, 404 or 405 without a JSON-RPC error in the body (a JSON-RPC
+// error, such as -32022 for an unsupported protocol version, comes from a
+// Streamable HTTP server and is surfaced as itself), or a 2xx whose content
+// type is neither application/json nor text/event-stream. The caller should then Close this
 // Conn and Open the same Spec with KindSSE.
 func (c *Conn) FallbackToSSE() bool {
 	return c.kind == KindHTTP && c.rt.fallback.Load()

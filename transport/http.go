@@ -156,15 +156,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Request = req // never expose the real URL through the response
 
 	ct := mediaType(resp.Header.Get("Content-Type"))
-	if isInit {
-		switch {
-		case resp.StatusCode == http.StatusBadRequest, resp.StatusCode == http.StatusNotFound,
-			resp.StatusCode == http.StatusMethodNotAllowed:
-			rt.fallback.Store(true)
-		case resp.StatusCode >= 200 && resp.StatusCode < 300 &&
-			ct != "application/json" && ct != "text/event-stream":
-			rt.fallback.Store(true)
-		}
+	if isInit && legacyRefusal(resp, ct) {
+		rt.fallback.Store(true)
 	}
 	if resp.Body != nil && resp.Body != http.NoBody {
 		rt.bound(resp, ct, sentToolsList)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/transport"
@@ -263,21 +264,27 @@ func TestNoFallbackSignal(t *testing.T) {
 		name   string
 		status int
 		ctype  string
+		body   string
 		want   bool
 	}{
-		{"405", http.StatusMethodNotAllowed, "text/plain", true},
-		{"404", http.StatusNotFound, "text/plain", true},
-		{"400", http.StatusBadRequest, "text/plain", true},
-		{"html 200", http.StatusOK, "text/html", true},
-		{"401", http.StatusUnauthorized, "text/plain", false},
-		{"500", http.StatusInternalServerError, "text/plain", false},
+		{"405", http.StatusMethodNotAllowed, "text/plain", "nope", true},
+		{"404", http.StatusNotFound, "text/plain", "nope", true},
+		{"400", http.StatusBadRequest, "text/plain", "nope", true},
+		{"html 200", http.StatusOK, "text/html", "nope", true},
+		{"401", http.StatusUnauthorized, "text/plain", "nope", false},
+		{"500", http.StatusInternalServerError, "text/plain", "nope", false},
+		// A JSON-RPC error body comes from a Streamable HTTP server: no fallback, whatever
+		// the status, so the error surfaces as itself.
+		{"400 -32022", http.StatusBadRequest, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2025-06-18"],"requested":"2025-11-25"}}}`, false},
+		{"404 -32601", http.StatusNotFound, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`, false},
+		{"400 null error", http.StatusBadRequest, "application/json", `{"jsonrpc":"2.0","id":1,"error":null}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", tt.ctype)
 				w.WriteHeader(tt.status)
-				fmt.Fprint(w, "nope")
+				fmt.Fprint(w, tt.body)
 			}))
 			t.Cleanup(srv.Close)
 			c, err := transport.Open(transport.Spec{ID: "x", URL: srv.URL}, transport.KindHTTP)
@@ -286,9 +293,14 @@ func TestNoFallbackSignal(t *testing.T) {
 			}
 			defer c.Close()
 			client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-			if cs, err := client.Connect(testCtx(t), c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err == nil {
+			cs, err := client.Connect(testCtx(t), c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err == nil {
 				cs.Close()
 				t.Fatal("connect succeeded")
+			}
+			var je *jsonrpc.Error
+			if strings.Contains(tt.body, `"code"`) && (!errors.As(err, &je) || !strings.Contains(tt.body, je.Message)) {
+				t.Errorf("connect error %v, want the server's JSON-RPC error", err)
 			}
 			if got := c.FallbackToSSE(); got != tt.want {
 				t.Errorf("FallbackToSSE() = %v, want %v", got, tt.want)

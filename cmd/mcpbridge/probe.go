@@ -50,6 +50,7 @@ type serverReport struct {
 	ServerName      string          `json:"serverName,omitempty"`
 	ServerVersion   string          `json:"serverVersion,omitempty"`
 	ProtocolVersion string          `json:"protocolVersion,omitempty"`
+	Negotiation     string          `json:"negotiation,omitempty"` // how ProtocolVersion was reached
 	Counts          *toolCounts     `json:"counts,omitempty"`
 	Tools           []string        `json:"tools,omitempty"`    // model-visible names
 	AppOnly         []string        `json:"appOnly,omitempty"`  // remote names hidden from the model
@@ -315,6 +316,7 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 			ServerName:      st.ServerName,
 			ServerVersion:   st.ServerVersion,
 			ProtocolVersion: st.ProtocolVersion,
+			Negotiation:     st.Negotiation,
 			Renamed:         st.Renamed,
 		}
 		sr.Config = strings.TrimSuffix(strings.TrimPrefix(sr.Config, "("), ")")

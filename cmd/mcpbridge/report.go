@@ -46,6 +46,9 @@ func writeReport(w io.Writer, rep *probeReport) error {
 			v := strings.TrimSpace(sr.ServerName + " " + sr.ServerVersion)
 			if sr.ProtocolVersion != "" {
 				v += ", protocol " + sr.ProtocolVersion
+				if sr.Negotiation != "" {
+					v += " (" + sr.Negotiation + ")"
+				}
 			}
 			row("server", v)
 		}
