@@ -42,6 +42,10 @@ func (s *Server) invokeWith(ctx context.Context, ob *callObs, remote string, arg
 	defer cancel()
 	a, err := normalizeArgs(args)
 	if err == nil {
+		var dropped []string
+		if a, dropped = dropNulls(rt, a); len(dropped) > 0 {
+			s.log.Debug("null arguments for optional properties dropped", "tool", rt.name, "properties", dropped)
+		}
 		err = s.validateArgs(ctx, rt, a)
 	}
 	if err != nil {

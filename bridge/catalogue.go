@@ -28,7 +28,8 @@ type remoteTool struct {
 	validator    *lazySchema // nil: validation off for this tool
 	outValidator *lazySchema
 	ui           apps.ToolUI
-	gone         bool // the server stopped offering it after a redial
+	gone         bool        // the server stopped offering it after a redial
+	nulls        *nullPolicy // which null arguments the Handler drops (nulls.go)
 }
 
 // newRemoteTool keeps of t only what calls and Tool records read: go-sdk's decoded
@@ -36,7 +37,7 @@ type remoteTool struct {
 // dropped, since the bridge keeps the raw bytes instead.
 func newRemoteTool(t *mcp.Tool) *remoteTool {
 	slim := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations, Icons: t.Icons}
-	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: slim}
+	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: slim, nulls: &nullPolicy{}}
 }
 
 // retryable reports whether a call that may have reached the server can be sent again.

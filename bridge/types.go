@@ -27,6 +27,10 @@ type Tool struct {
 	// Handler calls the tool and returns the text the model reads (see package results).
 	// args empty, null or "" mean {}; arguments that are not an object or do not match
 	// Parameters give an error wrapping ErrInvalidArguments without contacting the server.
+	// A top-level argument that is null is dropped first when its property is not required
+	// and its schema does not accept null (models send null for optional arguments they
+	// leave out; OpenAI's strict mode always does); a null the schema accepts is sent, and a
+	// null for a required property is an invalid-arguments error.
 	// A tool's own failure (isError) returns the flattened text together with a
 	// *results.ToolError carrying the same text; transport and protocol failures return a
 	// *ServerError naming server, phase and tool. Safe for concurrent use; cancelling ctx
