@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,7 +184,7 @@ func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]
 	}
 	for name := range raw {
 		if _, ok := remote[name]; !ok && s.wanted(name) && !hasTool(tools, name) {
-			problem(name, "dropped by the MCP SDK while decoding tools/list (see its error log)", true)
+			problem(name, droppedBySDK(raw[name]), true)
 		}
 	}
 	return remote, model, appOnly, problems
@@ -313,4 +314,14 @@ func (s *Server) tool(name string, rt *remoteTool) Tool {
 		return s.invoke(ctx, remote, args)
 	}
 	return t
+}
+
+// droppedBySDK explains a tool go-sdk left out of its tools/list result. It does that for
+// an inputSchema with an invalid x-mcp-header marker (on a non-primitive property,
+// duplicated, or not an HTTP token), which the spec requires clients to drop (SEP-2243).
+func droppedBySDK(raw json.RawMessage) string {
+	if bytes.Contains(raw, []byte(`"x-mcp-header"`)) {
+		return "dropped: its inputSchema has an invalid x-mcp-header marker (SEP-2243 requires clients to drop such tools)"
+	}
+	return "dropped by the MCP SDK while decoding tools/list (see its error log)"
 }

@@ -13,10 +13,10 @@ func TestDropNullsKeepsBytes(t *testing.T) {
 	rt := &remoteTool{schema: json.RawMessage(nullsSchema), nulls: &nullPolicy{}}
 	for in, want := range map[string]string{
 		`{"z":{"k":[1,null]},"a":null,"c":"x<&>"}`: `{"z":{"k":[1,null]},"c":"x<&>"}`,
-		`{ "c" : 1e400 , "a" : null }`:            `{"c":1e400}`,
-		`{"a":null}`:                              `{}`,
-		`{"b":null,"a":1}`:                        `{"b":null,"a":1}`,
-		`{"c":"null"}`:                            `{"c":"null"}`,
+		`{ "c" : 1e400 , "a" : null }`:             `{"c":1e400}`,
+		`{"a":null}`:                               `{}`,
+		`{"b":null,"a":1}`:                         `{"b":null,"a":1}`,
+		`{"c":"null"}`:                             `{"c":"null"}`,
 	} {
 		got, _ := dropNulls(rt, json.RawMessage(in))
 		if string(got) != want && !(want == in && string(got) == in) {

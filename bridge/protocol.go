@@ -32,6 +32,7 @@ import (
 const (
 	legacyVersion   = "2025-11-25" // what initialize offers after a failed discover (go-sdk's choice too)
 	modernVersion   = "2026-07-28" // the first version negotiated through server/discover
+	codeRejected    = -32005       // go-sdk's "rejected by transport": an HTTP failure, not the server's error
 	minDiscoverWait = time.Second
 	maxDiscoverWait = 10 * time.Second
 )
@@ -203,7 +204,7 @@ func (s *Server) noteProtocol(sess *session, pin, why string, n *negotiation) {
 // shortCause is err's message, cut for a status line: a JSON-RPC error's message alone.
 func shortCause(err error) string {
 	var je *jsonrpc.Error
-	if errors.As(err, &je) {
+	if errors.As(err, &je) && je.Code != codeRejected {
 		return fmt.Sprintf("%s (%d)", oneLine(je.Message), je.Code)
 	}
 	msg := oneLine(err.Error())

@@ -21,6 +21,7 @@ import (
 // way real servers do. initialize answers with refuse(version) when that is not "".
 type versionServer struct {
 	refuse func(version string) (status int, body string)
+	tools  string // the tools/list result's tools array; "" lists one plain tool
 
 	mu      sync.Mutex
 	methods []string // methods received, in order
@@ -67,7 +68,11 @@ func (v *versionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(http.StatusOK, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"protocolVersion":"`+req.Params.ProtocolVersion+`","capabilities":{"tools":{}},"serverInfo":{"name":"v","version":"1"}}}`)
 	case "tools/list":
-		reply(http.StatusOK, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`)
+		tools := v.tools
+		if tools == "" {
+			tools = `[{"name":"t","inputSchema":{"type":"object"}}]`
+		}
+		reply(http.StatusOK, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"tools":`+tools+`}}`)
 	default:
 		reply(http.StatusNotFound, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`)
 	}
@@ -119,6 +124,25 @@ func TestProtocolRefusal(t *testing.T) {
 			t.Errorf("methods %v, %d GETs: want one initialize and no SSE attempt", methods, gets)
 		}
 	})
+}
+
+// A tool whose x-mcp-header marker is invalid is dropped (SEP-2243) and reported as a problem.
+func TestInvalidToolHeaderMarker(t *testing.T) {
+	vs := &versionServer{
+		refuse: func(string) (int, string) { return 0, "" },
+		tools: `[{"name":"good","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}},
+			{"name":"bad","inputSchema":{"type":"object","properties":{"obj":{"type":"object","x-mcp-header":"Obj"}}}}]`,
+	}
+	hs := httptest.NewServer(vs)
+	t.Cleanup(hs.Close)
+	s := dialT(t, bridge.ServerConfig{ID: "v", URL: hs.URL}, nil)
+	if tools := s.Tools(); len(tools) != 1 || tools[0].RemoteName != "good" {
+		t.Errorf("tools %v, want only good", tools)
+	}
+	st := s.Status()
+	if len(st.Problems) != 1 || st.Problems[0].Tool != "bad" || !st.Problems[0].Skipped || !strings.Contains(st.Problems[0].Problem, "invalid x-mcp-header") {
+		t.Errorf("problems %+v", st.Problems)
+	}
 }
 
 // go-sdk servers speak 2026-07-28 in process; the version is what ServerStatus reports, and
