@@ -753,9 +753,17 @@ func TestToolProblemsWarnedOnce(t *testing.T) {
 
 // A server that changes its tools while connected: removed tools fail clearly, changed
 // schemas are validated anew, added tools are callable through the server.
+// Tool-list changes arrive through 2026-07-28's subscriptions/listen and through the older
+// notifications/tools/list_changed.
 func TestToolListChanged(t *testing.T) {
+	for _, pin := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(pin, func(t *testing.T) { toolListChanged(t, pin) })
+	}
+}
+
+func toolListChanged(t *testing.T, pin string) {
 	srv := newFixture("basic", nil)
-	cfg := bridge.ServerConfig{ID: "live", InProcess: func() (mcp.Transport, error) {
+	cfg := bridge.ServerConfig{ID: "live", ProtocolVersion: pin, InProcess: func() (mcp.Transport, error) {
 		st, ct := mcp.NewInMemoryTransports()
 		_, err := srv.Connect(context.Background(), st, nil)
 		return ct, err
@@ -766,6 +774,9 @@ func TestToolListChanged(t *testing.T) {
 	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v := tools[0].Server.Status().ProtocolVersion; v != pin {
+		t.Fatalf("protocol %s, want %s", v, pin)
 	}
 	srv.RemoveTools("echo")
 	srv.AddTool(&mcp.Tool{Name: "add", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)},
