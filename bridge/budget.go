@@ -22,20 +22,6 @@ var errListBudget = errors.New("tool listing over budget")
 // messageLimit is the transport's per-message limit for o (0 keeps the transport default).
 func (o *options) messageLimit() int { return o.MaxMessageBytes }
 
-func (o *options) maxListTools() int {
-	if o.MaxListTools > 0 {
-		return o.MaxListTools
-	}
-	return DefaultMaxListTools
-}
-
-func (o *options) maxListBytes() int64 {
-	if o.MaxListBytes > 0 {
-		return o.MaxListBytes
-	}
-	return DefaultMaxListBytes
-}
-
 // listBudget counts one listing against MaxListTools and MaxListBytes.
 type listBudget struct {
 	maxTools int
@@ -45,7 +31,7 @@ type listBudget struct {
 }
 
 func (o *options) newListBudget() *listBudget {
-	return &listBudget{maxTools: o.maxListTools(), maxBytes: o.maxListBytes()}
+	return &listBudget{maxTools: o.MaxListTools, maxBytes: o.MaxListBytes}
 }
 
 // add counts one page: its decoded tool count and the raw tool objects captured for it.

@@ -165,6 +165,18 @@ func resolve(o *Options) *options {
 	if r.MaxResultBytes == 0 {
 		r.MaxResultBytes = DefaultMaxResultBytes
 	}
+	if r.MaxListTools <= 0 {
+		r.MaxListTools = DefaultMaxListTools
+	}
+	if r.MaxListBytes <= 0 {
+		r.MaxListBytes = DefaultMaxListBytes
+	}
+	if r.MaxSchemaCost <= 0 {
+		r.MaxSchemaCost = DefaultMaxSchemaCost
+	}
+	if r.MaxSchemaNodes <= 0 {
+		r.MaxSchemaNodes = DefaultMaxSchemaNodes
+	}
 	if r.ClientInfo == nil {
 		r.ClientInfo = &mcp.Implementation{Name: "mcpbridge", Version: moduleVersion()}
 	}

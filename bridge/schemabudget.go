@@ -27,20 +27,6 @@ const (
 	maxSchemaDepth = 64
 )
 
-func (o *options) maxSchemaCost() int64 {
-	if o.MaxSchemaCost > 0 {
-		return int64(o.MaxSchemaCost)
-	}
-	return DefaultMaxSchemaCost
-}
-
-func (o *options) maxSchemaNodes() int {
-	if o.MaxSchemaNodes > 0 {
-		return o.MaxSchemaNodes
-	}
-	return DefaultMaxSchemaNodes
-}
-
 // schemaLimits are the budgets one schema is measured against.
 type schemaLimits struct {
 	maxCost  int64

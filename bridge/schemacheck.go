@@ -148,7 +148,7 @@ func (s *Server) measure(raw json.RawMessage) *schemaEntry {
 }
 
 func (s *Server) schemaLimits() schemaLimits {
-	return schemaLimits{maxCost: s.opts.maxSchemaCost(), maxNodes: s.opts.maxSchemaNodes(), maxDepth: maxSchemaDepth}
+	return schemaLimits{maxCost: int64(s.opts.MaxSchemaCost), maxNodes: s.opts.MaxSchemaNodes, maxDepth: maxSchemaDepth}
 }
 
 // ready measures a schema whose measuring was deferred (see pending); an error means the
