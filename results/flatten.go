@@ -1,3 +1,7 @@
+// This file is over 500 lines on purpose: the flattening rules (structuredContent, text
+// blocks, a placeholder for every content kind, the no-text JSON fallback) and their shared
+// helpers read best as one unit.
+
 package results
 
 import (

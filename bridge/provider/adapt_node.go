@@ -1,3 +1,6 @@
+// This file is over 500 lines on purpose: the per-node schema rewrites of every target
+// (OpenAI strict, Gemini, Gemini parameters) stay together so the targets can be compared.
+
 package provider
 
 import (
