@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -173,7 +174,7 @@ func (p *parser) headers(s *serverState, k, v *yaml.Node) map[string]string {
 	if n != nil && n.Kind == yaml.MappingNode {
 		seen := map[string]string{}
 		h := p.stringMap(s, k, v, "headers", func(e kv) {
-			if !validHeaderName(e.key) {
+			if !redact.IsHeaderName(e.key) {
 				p.errorf(e.k, "server %q: headers: invalid header name %q", s.id, e.key)
 			}
 			lower := strings.ToLower(e.key)
@@ -201,7 +202,7 @@ func (p *parser) headers(s *serverState, k, v *yaml.Node) map[string]string {
 		}
 		name, val, ok := strings.Cut(c.Value, ":")
 		name = strings.TrimSpace(name)
-		if !ok || !validHeaderName(name) {
+		if !ok || !redact.IsHeaderName(name) {
 			p.errorf(c, "server %q: headers[%d] must be a \"Name: value\" string", s.id, i)
 			continue
 		}
@@ -215,19 +216,6 @@ func (p *parser) headers(s *serverState, k, v *yaml.Node) map[string]string {
 		s.fields = append(s.fields, pending{c, "headers." + name, val, func(v string) { out[name] = v }})
 	}
 	return out
-}
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func (p *parser) tools(s *serverState, k, v *yaml.Node) {

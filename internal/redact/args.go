@@ -139,7 +139,7 @@ func maskURL(a string) (argMask, bool) {
 // credential-like Name counts.
 func maskHeader(a string, anyName bool) (shown, secret string, ok bool) {
 	name, val, found := strings.Cut(a, ":")
-	if !found || !isToken(name) || (!anyName && !credentialName(name)) {
+	if !found || !IsHeaderName(name) || (!anyName && !credentialName(name)) {
 		return "", "", false
 	}
 	val = strings.TrimSpace(val)
@@ -182,8 +182,9 @@ func credentialName(name string) bool {
 	return false
 }
 
-// isToken reports whether s is an HTTP header name (RFC 9110 token).
-func isToken(s string) bool {
+// IsHeaderName reports whether s is an HTTP header name (an RFC 9110 token). The config
+// reader uses it too, so "what is a header" is decided in one place.
+func IsHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}
