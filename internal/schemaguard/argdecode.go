@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ const (
 	smallArgsDepth = 32
 )
 
-// decodeArgs decodes arguments into the value jsonschema/v6 validates, with
+// DecodeArgs decodes arguments into the value jsonschema/v6 validates, with
 // jsonschema.UnmarshalJSON's result and errors.
-func decodeArgs(args []byte) (any, error) {
+func DecodeArgs(args []byte) (any, error) {
 	if len(args) <= smallArgsBytes && json.Valid(args) { // the decoder below trusts its input
 		d := argDecoder{b: args}
 		if v, ok := d.value(0); ok && d.skip() == len(args) {

@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestDecodeArgsMatchesJSONSchema(t *testing.T) {
 	}
 }
 
-// FuzzDecodeArgs: decodeArgs gives jsonschema.UnmarshalJSON's value, and fails where it
+// FuzzDecodeArgs: DecodeArgs gives jsonschema.UnmarshalJSON's value, and fails where it
 // fails.
 func FuzzDecodeArgs(f *testing.F) {
 	for _, c := range argCases {
@@ -42,7 +42,7 @@ func FuzzDecodeArgs(f *testing.F) {
 
 func compareArgs(t *testing.T, b []byte) {
 	t.Helper()
-	got, err := decodeArgs(b)
+	got, err := DecodeArgs(b)
 	want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if (err != nil) != (werr != nil) {
 		t.Fatalf("%q: err %v, jsonschema err %v", b, err, werr)
@@ -55,10 +55,10 @@ func compareArgs(t *testing.T, b []byte) {
 // BenchmarkDecodeArgs: the small-argument decoder against jsonschema.UnmarshalJSON.
 func BenchmarkDecodeArgs(b *testing.B) {
 	args := []byte(`{"a":40,"b":2}`)
-	b.Run("decodeArgs", func(b *testing.B) {
+	b.Run("DecodeArgs", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := decodeArgs(args); err != nil {
+			if _, err := DecodeArgs(args); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"errors"
@@ -10,22 +10,15 @@ import (
 
 // Schema budgets. A server's schema is code the bridge runs: the validator follows $ref,
 // allOf, anyOf and oneOf, so a schema that is small on the wire can expand exponentially (a
-// chain of $defs each referencing the next twice is 2^depth steps), and go-sdk's validator
+// chain of $defs each referencing the next twice is 2^depth steps), and the validator
 // library compiles in time quadratic in the number of subschemas (30,000 properties took a
 // minute). Every schema is measured in one linear pass before it is compiled; one over
 // budget is not compiled and its tool is offered without validation (the server still
-// validates), with a ToolProblem saying why.
-const (
-	// DefaultMaxSchemaCost is the default worst-case number of subschema applications for one
-	// instance location: $ref targets and allOf/anyOf/oneOf branches counted each time they
-	// are reached, as if every branch were taken.
-	DefaultMaxSchemaCost = 100_000
-	// DefaultMaxSchemaNodes is the default cap on the subschemas of one schema, which bounds
-	// compile time (quadratic in the library): about 0.5 s at the cap on a busy machine.
-	DefaultMaxSchemaNodes = 5_000
-	// maxSchemaDepth caps the nesting of subschemas.
-	maxSchemaDepth = 64
-)
+// validates), with a problem saying why. The budgets themselves (worst-case cost, subschema
+// count) are the caller's: see Limits.
+
+// maxSchemaDepth caps the nesting of subschemas.
+const maxSchemaDepth = 64
 
 // schemaLimits are the budgets one schema is measured against.
 type schemaLimits struct {
@@ -94,7 +87,7 @@ type schemaMeter struct {
 	recursive bool
 }
 
-// rootBase is the base URI of a schema without $id; it matches compileSchema's resource.
+// rootBase is the base URI of a schema without $id; it matches Compile's resource.
 const rootBase = "urn:mcpbridge:inputSchema"
 
 // measureSchema measures doc (as decoded by jsonschema.UnmarshalJSON) against lim. It returns

@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -29,15 +30,15 @@ const (
 	callWorkFactor = 100
 )
 
-// errValidationSkipped reports a value too large (or too deep for a recursive schema) to
+// ErrValidationSkipped reports a value too large (or too deep for a recursive schema) to
 // validate within the work budget; the value is passed on unvalidated.
-var errValidationSkipped = errors.New("validation skipped")
+var ErrValidationSkipped = errors.New("validation skipped")
 
-// lazySchema is one tool schema that passed the budget check: compiled on first use (or
+// Schema is one tool schema that passed the budget check: compiled on first use (or
 // during assembly, while the connect deadline allows), and then kept. Compiling runs on its
 // own goroutine, so a caller whose deadline ends first returns at once; the compile still
 // finishes (bounded by MaxSchemaNodes) and serves the next call.
-type lazySchema struct {
+type Schema struct {
 	raw     json.RawMessage
 	stats   schemaStats
 	maxWork int64 // per validation, worst case
@@ -55,39 +56,51 @@ type lazySchema struct {
 	compiling chan struct{} // non-nil while a compile runs; closed when it ends
 }
 
-// schemaCache holds a server's measured schemas by their bytes, so a re-listing (after
+// Cache holds a server's measured schemas by their bytes, so a re-listing (after
 // tools/list_changed, or a redial) compiles only the schemas whose bytes changed.
-type schemaCache struct {
+type Cache struct {
 	mu   sync.Mutex // guards m
 	m    map[string]*schemaEntry
 	used map[string]*schemaEntry // entries of the listing being converted
 }
 
-// schemaEntry is a measured schema: a lazySchema, or the reason validation is off.
+// schemaEntry is a measured schema: a Schema, or the reason validation is off.
 type schemaEntry struct {
-	l          *lazySchema
+	l          *Schema
 	err        error // non-nil: over budget or not compilable
 	overBudget bool
 }
 
-// begin starts converting a listing; end keeps only the schemas that listing used.
-func (c *schemaCache) begin() {
+// Begin starts converting a listing; End keeps only the schemas that listing used.
+func (c *Cache) Begin() {
 	c.mu.Lock()
 	c.used = map[string]*schemaEntry{}
 	c.mu.Unlock()
 }
 
-func (c *schemaCache) end() {
+func (c *Cache) End() {
 	c.mu.Lock()
 	c.m, c.used = c.used, nil
 	c.mu.Unlock()
 }
 
-// schema returns the validator of raw (what: "inputSchema" or "outputSchema"), or nil and a
+// Limits are the budgets of one schema: MaxCost, the worst-case number of subschema
+// applications for one instance location ($ref targets and allOf/anyOf/oneOf branches counted
+// each time they are reached, as if every branch were taken); MaxNodes, the subschemas of one
+// schema, which bounds compile time (quadratic in the validator library).
+type Limits struct {
+	MaxCost  int
+	MaxNodes int
+}
+
+func (lim Limits) schemaLimits() schemaLimits {
+	return schemaLimits{maxCost: int64(lim.MaxCost), maxNodes: lim.MaxNodes, maxDepth: maxSchemaDepth}
+}
+
+// Schema returns the validator of raw (what: "inputSchema" or "outputSchema"), or nil and a
 // problem saying why validation is off. The first time a schema's bytes are seen it is
-// measured against the budgets and, while ctx allows, compiled to find errors.
-func (s *Server) schema(ctx context.Context, raw json.RawMessage, what string) (*lazySchema, string) {
-	c := &s.schemas
+// measured against lim and, while ctx allows, compiled to find errors.
+func (c *Cache) Schema(ctx context.Context, raw json.RawMessage, what string, lim Limits) (*Schema, string) {
 	key := string(raw)
 	c.mu.Lock()
 	e := c.m[key]
@@ -98,9 +111,9 @@ func (s *Server) schema(ctx context.Context, raw json.RawMessage, what string) (
 	switch {
 	case e == nil && ctx.Err() != nil:
 		// No time left in the listing's deadline: measure on first use.
-		e = &schemaEntry{l: &lazySchema{raw: raw, pending: true, lim: s.schemaLimits()}}
+		e = &schemaEntry{l: &Schema{raw: raw, pending: true, lim: lim.schemaLimits()}}
 	case e == nil:
-		e = s.measure(raw)
+		e = measure(raw, lim.schemaLimits())
 	}
 	if e.l != nil {
 		if err := e.l.check(ctx); err != nil {
@@ -119,7 +132,7 @@ func (s *Server) schema(ctx context.Context, raw json.RawMessage, what string) (
 }
 
 // measure decodes raw and checks it against the budgets.
-func (s *Server) measure(raw json.RawMessage) *schemaEntry {
+func measure(raw json.RawMessage, lim schemaLimits) *schemaEntry {
 	if len(raw) > maxSchemaBytes {
 		return &schemaEntry{err: fmt.Errorf("it is larger than %d bytes", maxSchemaBytes), overBudget: true}
 	}
@@ -127,7 +140,6 @@ func (s *Server) measure(raw json.RawMessage) *schemaEntry {
 	if err != nil {
 		return &schemaEntry{err: err}
 	}
-	lim := s.schemaLimits()
 	stats, err := measureSchema(doc, lim)
 	if errors.Is(err, errUnresolvedRef) {
 		// Most likely an external reference, which the compiler refuses: say so. (The node
@@ -139,7 +151,7 @@ func (s *Server) measure(raw json.RawMessage) *schemaEntry {
 	if err != nil {
 		return &schemaEntry{err: err, overBudget: true}
 	}
-	return &schemaEntry{l: &lazySchema{
+	return &schemaEntry{l: &Schema{
 		raw:     raw,
 		stats:   stats,
 		maxWork: lim.maxCost * callWorkFactor,
@@ -147,13 +159,9 @@ func (s *Server) measure(raw json.RawMessage) *schemaEntry {
 	}}
 }
 
-func (s *Server) schemaLimits() schemaLimits {
-	return schemaLimits{maxCost: int64(s.opts.MaxSchemaCost), maxNodes: s.opts.MaxSchemaNodes, maxDepth: maxSchemaDepth}
-}
-
 // ready measures a schema whose measuring was deferred (see pending); an error means the
 // schema is over budget or broken, and validation is off for it.
-func (l *lazySchema) ready() error {
+func (l *Schema) ready() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.pending {
@@ -194,7 +202,7 @@ func schemaProblem(what string, overBudget bool, err error) string {
 // check compiles the schema to find errors, waiting no longer than ctx; a compile that
 // outlives ctx finishes in the background. Once the schema compiled, a small one is dropped
 // again (see keepCompiledNodes).
-func (l *lazySchema) check(ctx context.Context) error {
+func (l *Schema) check(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil // no time left: compile on first use
 	}
@@ -221,7 +229,7 @@ func (l *lazySchema) check(ctx context.Context) error {
 	return l.compileErr()
 }
 
-func (l *lazySchema) compileErr() error {
+func (l *Schema) compileErr() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err
@@ -229,7 +237,7 @@ func (l *lazySchema) compileErr() error {
 
 // get returns the compiled schema, compiling it if needed, or ctx's error when ctx ends
 // first. A schema that does not compile returns its compile error every time.
-func (l *lazySchema) get(ctx context.Context) (*jsonschema.Schema, error) {
+func (l *Schema) get(ctx context.Context) (*jsonschema.Schema, error) {
 	l.mu.Lock()
 	if l.sch != nil || l.err != nil {
 		defer l.mu.Unlock()
@@ -247,7 +255,7 @@ func (l *lazySchema) get(ctx context.Context) (*jsonschema.Schema, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.sch == nil && l.err == nil { // dropped by check meanwhile
-			return compileSchema(l.raw)
+			return Compile(l.raw)
 		}
 		return l.sch, l.err
 	case <-ctx.Done():
@@ -255,29 +263,29 @@ func (l *lazySchema) get(ctx context.Context) (*jsonschema.Schema, error) {
 	}
 }
 
-func (l *lazySchema) compile(done chan struct{}) {
-	sch, err := compileSchema(l.raw)
+func (l *Schema) compile(done chan struct{}) {
+	sch, err := Compile(l.raw)
 	l.mu.Lock()
 	l.sch, l.err, l.compiling = sch, err, nil
 	l.mu.Unlock()
 	close(done)
 }
 
-// validate checks a decoded value against the schema within the work budget and ctx. It
-// returns errValidationSkipped (wrapped) when the worst case of this value is over the
+// Validate checks a decoded value against the schema within the work budget and ctx. It
+// returns ErrValidationSkipped (wrapped) when the worst case of this value is over the
 // budget, ctx's error (wrapped) when ctx ended first, and a validation error (wrapping
 // ErrInvalidArguments) when the value does not match.
-func (l *lazySchema) validate(ctx context.Context, inst any) error {
+func (l *Schema) Validate(ctx context.Context, inst any) error {
 	if err := l.ready(); err != nil {
-		return fmt.Errorf("%w: the schema is not used for validation: %v", errValidationSkipped, err)
+		return fmt.Errorf("%w: the schema is not used for validation: %v", ErrValidationSkipped, err)
 	}
 	nodes, depth := valueSize(inst, costDepth+1)
 	if depth > costDepth && l.stats.recursive {
-		return fmt.Errorf("%w: the value nests more than %d levels deep and the schema is recursive", errValidationSkipped, costDepth)
+		return fmt.Errorf("%w: the value nests more than %d levels deep and the schema is recursive", ErrValidationSkipped, costDepth)
 	}
 	work := l.stats.cost
 	if work > 0 && nodes > l.maxWork/work {
-		return fmt.Errorf("%w: %d values against a schema of worst-case cost %d is over the work budget of %d", errValidationSkipped, nodes, work, l.maxWork)
+		return fmt.Errorf("%w: %d values against a schema of worst-case cost %d is over the work budget of %d", ErrValidationSkipped, nodes, work, l.maxWork)
 	}
 	sch, err := l.get(ctx)
 	if err != nil {
@@ -325,45 +333,46 @@ func valueSize(v any, maxDepth int) (nodes int64, depth int) {
 	return nodes, depth
 }
 
-// validateArgs validates a call's arguments against the tool's inputSchema, within the
-// work budget and ctx. Arguments over the budget are passed on unvalidated (the server
-// validates them), with a debug log.
-func (s *Server) validateArgs(ctx context.Context, rt *remoteTool, args json.RawMessage) error {
-	if rt.validator == nil {
-		return nil
-	}
-	inst, err := decodeArgs(args)
+// ValidateJSON validates a call's arguments (a JSON object NormalizeArgs accepted) against
+// the schema, within the work budget and ctx: see Validate. Arguments over the budget give
+// an error wrapping ErrValidationSkipped; the caller passes them on unvalidated (the server
+// validates them).
+func (l *Schema) ValidateJSON(ctx context.Context, args json.RawMessage) error {
+	inst, err := DecodeArgs(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
-	err = rt.validator.validate(ctx, inst)
-	if errors.Is(err, errValidationSkipped) {
-		s.log.Debug("arguments not validated", "tool", rt.name, "reason", err)
-		return nil
-	}
-	return err
+	return l.Validate(ctx, inst)
 }
 
-// checkOutput checks structuredContent against the tool's outputSchema and warns when it
-// does not match.
-func (s *Server) checkOutput(ctx context.Context, rt *remoteTool, structured any) {
-	err := rt.outValidator.validate(ctx, toSchemaValue(structured))
+// CheckOutput checks a result's structuredContent (as go-sdk decoded it) against the tool's
+// outputSchema and logs, under tool, when it does not match (Warn) or could not be checked
+// (Debug). A mismatch is the server's problem, never the call's.
+func (l *Schema) CheckOutput(ctx context.Context, structured any, log *slog.Logger, tool string) {
+	err := l.Validate(ctx, ToValue(structured))
 	switch {
 	case err == nil:
-	case errors.Is(err, errValidationSkipped):
-		s.log.Debug("structuredContent not checked against the outputSchema", "tool", rt.name, "reason", err)
+	case errors.Is(err, ErrValidationSkipped):
+		log.Debug("structuredContent not checked against the outputSchema", "tool", tool, "reason", err)
 	case ctx.Err() != nil:
-		s.log.Debug("structuredContent not checked against the outputSchema", "tool", rt.name, "reason", err)
+		log.Debug("structuredContent not checked against the outputSchema", "tool", tool, "reason", err)
 	default:
 		msg := strings.TrimPrefix(err.Error(), ErrInvalidArguments.Error()+": ")
-		s.log.Warn("structuredContent does not match the tool's outputSchema", "tool", rt.name, "err", oneLine(msg))
+		log.Warn("structuredContent does not match the tool's outputSchema", "tool", tool, "err", oneLine(msg))
 	}
 }
 
-// validateProxyArgs is validateArgs for an App's tools/call through the proxy, bounded by the
-// call timeout like a Handler's.
-func (s *Server) validateProxyArgs(ctx context.Context, rt *remoteTool, args json.RawMessage) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
-	defer cancel()
-	return s.validateArgs(ctx, rt, args)
+// Nodes is the number of subschemas the schema was measured to have (0 while measuring is
+// deferred to first use).
+func (l *Schema) Nodes() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats.nodes
+}
+
+// Compiled reports whether the compiled schema is kept now.
+func (l *Schema) Compiled() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sch != nil
 }

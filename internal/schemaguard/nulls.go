@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"bytes"
@@ -13,9 +13,10 @@ import (
 // required and its schema does not accept null. A null the schema accepts is kept, and a null
 // for a required property is left for validation to refuse.
 
-// nullPolicy holds, per tool, the top-level properties whose null the Handler drops; it is
-// derived from the inputSchema on the first call that sends a null.
-type nullPolicy struct {
+// NullPolicy holds, per tool, the top-level properties whose null the Handler drops; it is
+// derived from the inputSchema on the first call that sends a null. The zero value is ready
+// to use; it must not be copied after first use.
+type NullPolicy struct {
 	once sync.Once
 	drop map[string]bool
 }
@@ -23,15 +24,16 @@ type nullPolicy struct {
 // maxNullDepth bounds the schema nesting acceptsNull looks through.
 const maxNullDepth = 16
 
-// dropNulls returns args without the top-level null members that rt's schema lets the
-// Handler drop, and the names dropped. args is a valid JSON object; when nothing is dropped
-// it is returned unchanged (bytes and key order kept), as are the members that stay.
-func dropNulls(rt *remoteTool, args json.RawMessage) (json.RawMessage, []string) {
-	if rt.nulls == nil || !bytes.Contains(args, []byte("null")) {
+// Drop returns args without the top-level null members that schema (the tool's inputSchema,
+// the same every call) lets the Handler drop, and the names dropped. args is a valid JSON
+// object; when nothing is dropped it is returned unchanged (bytes and key order kept), as
+// are the members that stay. A nil policy drops nothing.
+func (p *NullPolicy) Drop(schema, args json.RawMessage) (json.RawMessage, []string) {
+	if p == nil || !bytes.Contains(args, []byte("null")) {
 		return args, nil
 	}
-	rt.nulls.once.Do(func() { rt.nulls.drop = droppableNulls(rt.schema) })
-	if len(rt.nulls.drop) == 0 {
+	p.once.Do(func() { p.drop = droppableNulls(schema) })
+	if len(p.drop) == 0 {
 		return args, nil
 	}
 	members, ok := objectMembers(args)
@@ -41,7 +43,7 @@ func dropNulls(rt *remoteTool, args json.RawMessage) (json.RawMessage, []string)
 	var dropped []string
 	kept := members[:0]
 	for _, m := range members {
-		if rt.nulls.drop[m.key] && string(bytes.TrimSpace(m.value)) == "null" {
+		if p.drop[m.key] && string(bytes.TrimSpace(m.value)) == "null" {
 			dropped = append(dropped, m.key)
 			continue
 		}

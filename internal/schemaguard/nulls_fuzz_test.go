@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ const nullsSchema = `{"type":"object","properties":{"a":{"type":"integer"},"b":{
 
 // Dropping keeps the other members' bytes and order.
 func TestDropNullsKeepsBytes(t *testing.T) {
-	rt := &remoteTool{schema: json.RawMessage(nullsSchema), nulls: &nullPolicy{}}
+	p := &NullPolicy{}
 	for in, want := range map[string]string{
 		`{"z":{"k":[1,null]},"a":null,"c":"x<&>"}`: `{"z":{"k":[1,null]},"c":"x<&>"}`,
 		`{ "c" : 1e400 , "a" : null }`:             `{"c":1e400}`,
@@ -18,7 +18,7 @@ func TestDropNullsKeepsBytes(t *testing.T) {
 		`{"b":null,"a":1}`:                         `{"b":null,"a":1}`,
 		`{"c":"null"}`:                             `{"c":"null"}`,
 	} {
-		got, _ := dropNulls(rt, json.RawMessage(in))
+		got, _ := p.Drop(json.RawMessage(nullsSchema), json.RawMessage(in))
 		if string(got) != want && !(want == in && string(got) == in) {
 			t.Errorf("dropNulls(%s) = %s, want %s", in, got, want)
 		}
@@ -33,8 +33,8 @@ func FuzzDropNulls(f *testing.F) {
 		if !json.Valid([]byte(in)) || !bytes.HasPrefix(bytes.TrimSpace([]byte(in)), []byte("{")) {
 			return
 		}
-		rt := &remoteTool{schema: json.RawMessage(nullsSchema), nulls: &nullPolicy{}}
-		out, dropped := dropNulls(rt, json.RawMessage(bytes.TrimSpace([]byte(in))))
+		p := &NullPolicy{}
+		out, dropped := p.Drop(json.RawMessage(nullsSchema), json.RawMessage(bytes.TrimSpace([]byte(in))))
 		if !json.Valid(out) {
 			t.Fatalf("dropNulls(%s) = %s: not JSON", in, out)
 		}

@@ -1,4 +1,13 @@
-package bridge
+// Package schemaguard is the bridge's schema guarding: the checks a tool's inputSchema gets
+// when it is listed (CheckSchema, ValidUTF8), the budgets a server's schema is measured
+// against before it is compiled (Limits, Cache), argument checks and validation on each call
+// (NormalizeArgs, NullPolicy, Schema.ValidateJSON) and the check of a result's
+// structuredContent against the outputSchema (Schema.CheckOutput). A server's schema is
+// untrusted code the bridge runs: it is measured in one linear pass, compiled with a loader
+// that refuses external references, and validation never runs past the caller's deadline.
+//
+// The package is internal to the module: package bridge is its only user.
+package schemaguard
 
 import (
 	"bytes"
@@ -11,10 +20,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// checkSchema verifies that raw is a JSON object and applies the one fix Parameters ever get:
+// ErrInvalidArguments is wrapped by every error saying arguments are not a JSON object or do
+// not match their schema (bridge.ErrInvalidArguments is this value).
+var ErrInvalidArguments = errors.New("invalid arguments")
+
+// CheckSchema verifies that raw is a JSON object and applies the one fix Parameters ever get:
 // an object schema without "properties" gains "properties":{} (several model APIs reject
 // {"type":"object"} alone). The bytes are otherwise untouched.
-func checkSchema(raw json.RawMessage) (json.RawMessage, error) {
+func CheckSchema(raw json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 {
 		return nil, errors.New("inputSchema is missing")
@@ -39,11 +52,11 @@ func checkSchema(raw json.RawMessage) (json.RawMessage, error) {
 	return fixed, nil
 }
 
-// validUTF8 returns raw with each run of bytes that are not UTF-8 replaced by U+FFFD, and
+// ValidUTF8 returns raw with each run of bytes that are not UTF-8 replaced by U+FFFD, and
 // whether raw was valid. In a valid JSON document such bytes can only be inside strings, so
 // the result is still valid JSON. This is the one change Parameters get besides the
 // properties:{} fix: a model API rejects the whole request for one invalid byte.
-func validUTF8(raw json.RawMessage) (json.RawMessage, bool) {
+func ValidUTF8(raw json.RawMessage) (json.RawMessage, bool) {
 	if utf8.Valid(raw) {
 		return raw, true
 	}
@@ -67,9 +80,9 @@ func (refusingLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external $ref %q refused: schemas from MCP servers may only use internal references", url)
 }
 
-// compileSchema compiles a tool's inputSchema for argument validation. The schema's own
+// Compile compiles a tool's inputSchema for argument validation. The schema's own
 // $schema picks the draft (4 through 2020-12); the default is 2020-12.
-func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
+func Compile(schema json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, err
@@ -77,7 +90,7 @@ func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	return compileDoc(doc)
 }
 
-// compileDoc compiles a decoded schema (see compileSchema).
+// compileDoc compiles a decoded schema (see Compile).
 func compileDoc(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -88,9 +101,9 @@ func compileDoc(doc any) (*jsonschema.Schema, error) {
 	return c.Compile(rootBase)
 }
 
-// normalizeArgs turns the model's arguments into the JSON object sent to the server:
+// NormalizeArgs turns the model's arguments into the JSON object sent to the server:
 // empty, null and "" become {}; anything but an object is an error.
-func normalizeArgs(args json.RawMessage) (json.RawMessage, error) {
+func NormalizeArgs(args json.RawMessage) (json.RawMessage, error) {
 	t := bytes.TrimSpace(args)
 	switch string(t) {
 	case "", "null", `""`:
@@ -123,17 +136,17 @@ func jsonKind(t []byte) string {
 	}
 }
 
-// validateArgs checks args against a compiled schema. The error lists each failure with
+// ValidateArgs checks args against a compiled schema. The error lists each failure with
 // its JSON pointer in the arguments and the schema rule that failed.
-func validateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
-	inst, err := decodeArgs(args)
+func ValidateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
+	inst, err := DecodeArgs(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
 	return validateInstance(sch, inst)
 }
 
-// validateInstance is validateArgs for decoded arguments.
+// validateInstance is ValidateArgs for decoded arguments.
 func validateInstance(sch *jsonschema.Schema, inst any) error {
 	err := sch.Validate(inst)
 	if err == nil {
@@ -190,4 +203,29 @@ func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
 		return
 	}
 	*out = append(*out, fmt.Sprintf("at %s: %s (rule %s)", loc, msg, rule))
+}
+
+// ToValue converts go-sdk's decoded value (float64 numbers) into what the schema validator
+// expects (json.Number), by a round trip.
+func ToValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	if dec.Decode(&out) != nil {
+		return v
+	}
+	return out
+}
+
+// oneLine squeezes s onto one line of at most 300 bytes, for logs and problems.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }

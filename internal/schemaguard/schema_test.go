@@ -1,4 +1,4 @@
-package bridge
+package schemaguard
 
 import (
 	"encoding/json"
@@ -22,29 +22,29 @@ func TestCheckSchema(t *testing.T) {
 		{``, "", "missing"},
 	}
 	for _, tt := range tests {
-		got, err := checkSchema(json.RawMessage(tt.in))
+		got, err := CheckSchema(json.RawMessage(tt.in))
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("checkSchema(%s) err = %v, want %q", tt.in, err, tt.err)
+				t.Errorf("CheckSchema(%s) err = %v, want %q", tt.in, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || string(got) != tt.want {
-			t.Errorf("checkSchema(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+			t.Errorf("CheckSchema(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
 	}
 }
 
 func TestNormalizeArgs(t *testing.T) {
 	for _, in := range []string{"", "null", `""`, "  ", " null "} {
-		got, err := normalizeArgs(json.RawMessage(in))
+		got, err := NormalizeArgs(json.RawMessage(in))
 		if err != nil || string(got) != "{}" {
-			t.Errorf("normalizeArgs(%q) = %s, %v", in, got, err)
+			t.Errorf("NormalizeArgs(%q) = %s, %v", in, got, err)
 		}
 	}
 	for in, want := range map[string]string{`[1]`: "an array", `1`: "a number", `true`: "a boolean", `"x"`: "a string", `{`: "not valid JSON", `{"a":1}x`: "not valid JSON"} {
-		if _, err := normalizeArgs(json.RawMessage(in)); !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), want) {
-			t.Errorf("normalizeArgs(%s) = %v, want %q", in, err, want)
+		if _, err := NormalizeArgs(json.RawMessage(in)); !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), want) {
+			t.Errorf("NormalizeArgs(%s) = %v, want %q", in, err, want)
 		}
 	}
 }
@@ -67,14 +67,14 @@ func TestValidateDrafts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.draft, func(t *testing.T) {
-			sch, err := compileSchema(json.RawMessage(tt.schema))
+			sch, err := Compile(json.RawMessage(tt.schema))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := validateArgs(sch, json.RawMessage(tt.good)); err != nil {
+			if err := ValidateArgs(sch, json.RawMessage(tt.good)); err != nil {
 				t.Errorf("good %s: %v", tt.good, err)
 			}
-			err = validateArgs(sch, json.RawMessage(tt.bad))
+			err = ValidateArgs(sch, json.RawMessage(tt.bad))
 			if !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("bad %s: %v, want %q", tt.bad, err, tt.want)
 			}
@@ -93,7 +93,7 @@ func TestExternalRefIsRefused(t *testing.T) {
 	}
 	for _, ref := range []string{"file://" + filepath.ToSlash(ext), ext, "http://127.0.0.1:1/schema.json", "ext.json"} {
 		schema := `{"type":"object","properties":{"a":{"$ref":` + jsonString(ref) + `}}}`
-		sch, err := compileSchema(json.RawMessage(schema))
+		sch, err := Compile(json.RawMessage(schema))
 		if err != nil {
 			if !strings.Contains(err.Error(), "refused") {
 				t.Errorf("$ref %s: compile err = %v, want a refusal", ref, err)
@@ -102,7 +102,7 @@ func TestExternalRefIsRefused(t *testing.T) {
 		}
 		// A relative reference resolves against the schema's own (non-file) URI, never the
 		// file system: the file's "not":{} would reject every value.
-		if err := validateArgs(sch, json.RawMessage(`{"a":{}}`)); err != nil {
+		if err := ValidateArgs(sch, json.RawMessage(`{"a":{}}`)); err != nil {
 			t.Errorf("$ref %s: the external file was applied: %v", ref, err)
 		}
 	}
