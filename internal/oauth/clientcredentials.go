@@ -1,4 +1,4 @@
-package bridge
+package oauth
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 const maxTokenResponse = 1 << 20
 
 // clientAuthMethod is the token endpoint authentication of a client credentials config.
-func clientAuthMethod(a *AuthConfig) (string, error) {
+func clientAuthMethod(a *Config) (string, error) {
 	m := a.TokenEndpointAuth
 	if m == "" {
 		m = "client_secret_basic"
@@ -58,7 +58,7 @@ func clientAuthMethod(a *AuthConfig) (string, error) {
 // clientCredentials discovers the authorization server from the 401 (protected resource
 // metadata, then authorization server metadata) and returns a token source for the client
 // credentials grant, with the resource parameter.
-func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) (oauth2.TokenSource, error) {
+func (h *Handler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) (oauth2.TokenSource, error) {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	resource := req.URL.String()
 	prm, err := h.resourceMetadata(ctx, challenges, req.URL)
@@ -77,7 +77,7 @@ func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request,
 	if asm != nil {
 		tokenURL, issuer = asm.TokenEndpoint, asm.Issuer
 	}
-	scopes := h.cfg.Auth.Scopes
+	scopes := h.auth.Scopes
 	if len(scopes) == 0 {
 		for _, c := range challenges {
 			if c.Scheme == "bearer" && c.Params["scope"] != "" {
@@ -99,7 +99,7 @@ func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request,
 // resourceMetadata finds the protected resource metadata: the challenge's resource_metadata,
 // then the well-known locations (path-aware first), falling back to the server's origin as
 // the authorization server (2025-03-26).
-func (h *oauthHandler) resourceMetadata(ctx context.Context, challenges []oauthex.Challenge, server *url.URL) (*oauthex.ProtectedResourceMetadata, error) {
+func (h *Handler) resourceMetadata(ctx context.Context, challenges []oauthex.Challenge, server *url.URL) (*oauthex.ProtectedResourceMetadata, error) {
 	var urls []string
 	for _, c := range challenges {
 		if u := c.Params["resource_metadata"]; u != "" {
@@ -130,7 +130,7 @@ func (h *oauthHandler) resourceMetadata(ctx context.Context, challenges []oauthe
 
 // ccSource fetches client credentials tokens; oauth2.ReuseTokenSource caches them.
 type ccSource struct {
-	h        *oauthHandler
+	h        *Handler
 	tokenURL string
 	audience string // the issuer, the JWT assertion's audience
 	resource string
@@ -140,7 +140,7 @@ type ccSource struct {
 func (c *ccSource) Token() (*oauth2.Token, error) { return c.fetch(context.Background()) }
 
 func (c *ccSource) fetch(ctx context.Context) (*oauth2.Token, error) {
-	a := c.h.cfg.Auth
+	a := c.h.auth
 	method, err := clientAuthMethod(a)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (c *ccSource) fetch(ctx context.Context) (*oauth2.Token, error) {
 
 // clientAssertion is a private_key_jwt assertion (RFC 7523): iss and sub the client ID, aud
 // the authorization server, a minute of life and a unique jti.
-func clientAssertion(a *AuthConfig, audience string) (string, error) {
+func clientAssertion(a *Config, audience string) (string, error) {
 	key, alg, err := parseSigningKey(a.PrivateKey, a.SigningAlg)
 	if err != nil {
 		return "", err
@@ -290,4 +290,13 @@ func sign(key crypto.Signer, alg string, input []byte) ([]byte, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("auth: unsupported signing algorithm %q", alg)
+}
+
+// oneLine squeezes s onto one line of at most 300 bytes, for errors.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }

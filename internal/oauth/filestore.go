@@ -1,7 +1,6 @@
-package bridge
+package oauth
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,74 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 )
 
 // maxTokenFile bounds the token file read into memory.
 const maxTokenFile = 4 << 20
 
-// FileTokenStore keeps tokens in one JSON file readable only by its owner (0600, in a 0700
-// directory). It refuses to read a file that group or others can read (on Unix). Safe for
-// concurrent use within one process; writes replace the file atomically.
-type FileTokenStore struct {
-	Path string
-
-	mu sync.Mutex // serialises read-modify-write of the file
-}
-
-// DefaultTokenStore is the per-user token file: <user config dir>/mcpbridge/tokens.json
-// (e.g. ~/.config/mcpbridge/tokens.json on Linux, ~/Library/Application Support on macOS,
-// %AppData% on Windows).
-func DefaultTokenStore() (*FileTokenStore, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return nil, fmt.Errorf("no per-user config directory for the token store: %w", err)
-	}
-	return &FileTokenStore{Path: filepath.Join(dir, "mcpbridge", "tokens.json")}, nil
-}
-
-// LoadToken implements TokenStore.
-func (s *FileTokenStore) LoadToken(_ context.Context, key string) (*StoredToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.read()
-	if err != nil {
-		return nil, err
-	}
-	return m[key], nil
-}
-
-// SaveToken implements TokenStore.
-func (s *FileTokenStore) SaveToken(_ context.Context, key string, t *StoredToken) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.read()
-	if err != nil {
-		return err
-	}
-	m[key] = t
-	return s.write(m)
-}
-
-// DeleteToken implements TokenStore.
-func (s *FileTokenStore) DeleteToken(_ context.Context, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.read()
-	if err != nil {
-		return err
-	}
-	if _, ok := m[key]; !ok {
-		return nil
-	}
-	delete(m, key)
-	return s.write(m)
-}
-
-func (s *FileTokenStore) read() (map[string]*StoredToken, error) {
-	f, err := os.Open(s.Path)
+// ReadFile reads a token file (bridge.FileTokenStore's): a JSON object of grants by key.
+// A missing file is empty. It refuses a file that group or others can read (on Unix) and
+// one larger than 4 MiB. T is the grant type (Grant, or bridge.StoredToken).
+func ReadFile[T any](path string) (map[string]*T, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]*StoredToken{}, nil
+		return map[string]*T{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("token store: %w", err)
@@ -87,20 +30,22 @@ func (s *FileTokenStore) read() (map[string]*StoredToken, error) {
 		return nil, fmt.Errorf("token store: %w", err)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("token store: %s is readable by others (mode %v); refusing to use it: chmod 600 it", s.Path, fi.Mode().Perm())
+		return nil, fmt.Errorf("token store: %s is readable by others (mode %v); refusing to use it: chmod 600 it", path, fi.Mode().Perm())
 	}
 	if fi.Size() > maxTokenFile {
-		return nil, fmt.Errorf("token store: %s is larger than %d bytes", s.Path, maxTokenFile)
+		return nil, fmt.Errorf("token store: %s is larger than %d bytes", path, maxTokenFile)
 	}
-	m := map[string]*StoredToken{}
+	m := map[string]*T{}
 	if err := json.NewDecoder(f).Decode(&m); err != nil {
-		return nil, fmt.Errorf("token store: %s is not a token file: %w", s.Path, err)
+		return nil, fmt.Errorf("token store: %s is not a token file: %w", path, err)
 	}
 	return m, nil
 }
 
-func (s *FileTokenStore) write(m map[string]*StoredToken) error {
-	dir := filepath.Dir(s.Path)
+// WriteFile replaces the token file at path with m, atomically: readable only by its owner
+// (0600, in a 0700 directory).
+func WriteFile[T any](path string, m map[string]*T) error {
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
@@ -124,7 +69,7 @@ func (s *FileTokenStore) write(m map[string]*StoredToken) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), s.Path); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
 	return nil

@@ -1,4 +1,14 @@
-package bridge
+// Package oauth is the bridge's OAuth machinery for Streamable HTTP servers: go-sdk's
+// auth.OAuthHandler for one server, with the authorization code flow (through go-sdk's auth
+// package, interactive only when the host gives an authorizer), the client credentials grant
+// (client_secret_basic, client_secret_post, private_key_jwt) and the token file. Tokens come
+// from and go to a Store, refreshed as they change.
+//
+// The package is internal to the module: package bridge is its only user, and its public
+// types (bridge.AuthConfig, bridge.TokenStore, bridge.StoredToken, bridge.FileTokenStore)
+// are what hosts see. Config and Grant have exactly the fields of bridge.AuthConfig and
+// bridge.StoredToken, so the bridge converts between them without copying field by field.
+package oauth
 
 import (
 	"context"
@@ -17,113 +27,35 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"github.com/ttalk/mcpbridge/internal/redact"
 	"golang.org/x/oauth2"
 )
 
-// The kinds of AuthConfig.Type.
+// The kinds of Config.Type (bridge.TypeOAuth and bridge.TypeClientCredentials).
 const (
-	// AuthOAuth is the OAuth 2.1 authorization code flow with PKCE: discovery, client ID
-	// metadata documents, pre-registration or dynamic registration, the resource parameter
-	// and issuer checks come from go-sdk's auth package. A person logs in once (mcpbridge
-	// login, or Options.Authorizer); tokens are kept in the TokenStore and refreshed.
-	AuthOAuth = "oauth"
-	// AuthClientCredentials is the machine-to-machine client credentials grant, with
-	// client_secret_basic, client_secret_post or private_key_jwt.
-	AuthClientCredentials = "client_credentials"
+	// TypeOAuth is the OAuth 2.1 authorization code flow with PKCE.
+	TypeOAuth = "oauth"
+	// TypeClientCredentials is the machine-to-machine client credentials grant.
+	TypeClientCredentials = "client_credentials"
 )
 
-// AuthConfig is how the bridge authorizes to a Streamable HTTP server that requires OAuth.
-// Its secrets (ClientSecret, PrivateKey) are never logged or put in errors.
-type AuthConfig struct {
-	// Type is AuthOAuth or AuthClientCredentials.
-	Type string
-	// Scopes to request. Empty: those of the server's WWW-Authenticate challenge, else its
-	// protected resource metadata's scopes_supported.
-	Scopes []string
-	// ClientID and ClientSecret of a pre-registered client. Optional for AuthOAuth (without
-	// them the client registers itself: a client ID metadata document when
-	// ClientMetadataURL is set, else dynamic client registration); ClientID is required for
-	// AuthClientCredentials.
-	ClientID     string
-	ClientSecret string
-	// TokenEndpointAuth is how the client authenticates at the token endpoint for
-	// AuthClientCredentials: "client_secret_basic" (default), "client_secret_post" or
-	// "private_key_jwt" (then PrivateKey is required).
+// Config is how to authorize to one server: the fields of bridge.AuthConfig (documented
+// there), in the same order, so that the two convert into each other.
+type Config struct {
+	Type              string
+	Scopes            []string
+	ClientID          string
+	ClientSecret      string
 	TokenEndpointAuth string
-	// PrivateKey is a PEM-encoded RSA, ECDSA (P-256) or Ed25519 private key for
-	// private_key_jwt; PrivateKeyFile names a file holding it (servers.yaml's
-	// private_key_file), read when the server is dialled.
-	PrivateKey     string
-	PrivateKeyFile string
-	// SigningAlg overrides the JWT algorithm for private_key_jwt ("RS256", "ES256",
-	// "EdDSA"); default from the key type.
-	SigningAlg string
-	// ClientMetadataURL is an https URL of this client's ID metadata document, used as the
-	// client ID where the authorization server supports it (else ClientID, else dynamic
-	// registration).
+	PrivateKey        string
+	PrivateKeyFile    string
+	SigningAlg        string
 	ClientMetadataURL string
 }
 
-// Authorizer is the interactive step of the authorization code flow, for a host that can
-// reach a person: mcpbridge login uses a loopback redirect (RFC 8252), a web application
-// redirects its user. Without one (the default), Connect never waits for a human: a server
-// without a usable token is skipped with an error wrapping ErrNeedsLogin.
-type Authorizer struct {
-	// RedirectURL is where the authorization server sends the browser back.
-	RedirectURL string
-	// Fetch sends the person to args.URL and returns the code, state and iss from the
-	// redirect. ctx bounds it.
-	Fetch auth.AuthorizationCodeFetcher
-}
-
-// String describes the setting without its secrets: the type, the client ID and the scopes.
-func (a *AuthConfig) String() string {
-	s := a.Type
-	if a.ClientID != "" {
-		s += " client_id=" + a.ClientID
-	}
-	if len(a.Scopes) > 0 {
-		s += " scopes=" + strings.Join(a.Scopes, ",")
-	}
-	if a.ClientSecret != "" || a.PrivateKey != "" || a.PrivateKeyFile != "" {
-		s += " credentials=" + redact.Mask
-	}
-	return s
-}
-
-// GoString is String, so %#v cannot print the secrets either.
-func (a *AuthConfig) GoString() string { return "bridge.AuthConfig(" + a.String() + ")" }
-
-// LogValue implements slog.LogValuer without the secrets.
-func (a *AuthConfig) LogValue() slog.Value { return slog.StringValue(a.String()) }
-
-// ErrNeedsLogin is wrapped by the error of a server that requires OAuth when no usable token
-// is stored and no Authorizer is given: run `mcpbridge login FILE ID` once.
-var ErrNeedsLogin = errors.New("needs login")
-
-// needsLogin names the command that fixes it, with the servers file when cfg came from one.
-func needsLogin(cfg ServerConfig, why string) error {
-	file := "FILE"
-	if i := strings.LastIndexByte(cfg.Source, ':'); i > 0 {
-		file = cfg.Source[:i]
-	}
-	return fmt.Errorf("%w: %s; run `mcpbridge login %s %s`", ErrNeedsLogin, why, file, cfg.ID)
-}
-
-// TokenStore keeps OAuth tokens between runs. Keys are opaque strings the bridge derives from
-// the server's URL and client; values hold the access token, the refresh token and what is
-// needed to refresh it. Implementations must be safe for concurrent use. The default is a
-// FileTokenStore.
-type TokenStore interface {
-	LoadToken(ctx context.Context, key string) (*StoredToken, error) // nil, nil when there is none
-	SaveToken(ctx context.Context, key string, t *StoredToken) error
-	DeleteToken(ctx context.Context, key string) error
-}
-
-// StoredToken is one server's OAuth grant as kept in a TokenStore.
-type StoredToken struct {
-	Server       string        `json:"server"` // the server ID it was obtained for (informational)
+// Grant is one server's OAuth grant as a Store keeps it: the fields and JSON of
+// bridge.StoredToken (documented there), so that the two convert into each other.
+type Grant struct {
+	Server       string        `json:"server"`
 	Issuer       string        `json:"issuer,omitempty"`
 	ClientID     string        `json:"client_id"`
 	ClientSecret string        `json:"client_secret,omitempty"`
@@ -134,30 +66,92 @@ type StoredToken struct {
 	Token        *oauth2.Token `json:"token"`
 }
 
-// AuthStatus is what probe shows about a server's OAuth grant. It holds no secret.
-type AuthStatus struct {
-	Type         string    `json:"type"`
-	Expiry       time.Time `json:"expiry,omitzero"` // of the current access token; zero when unknown
-	RefreshToken bool      `json:"refreshToken"`    // a refresh token is kept
+// Store keeps grants between runs (bridge.TokenStore, adapted). LoadToken returns nil, nil
+// when there is none.
+type Store interface {
+	LoadToken(ctx context.Context, key string) (*Grant, error)
+	SaveToken(ctx context.Context, key string, g *Grant) error
 }
 
-// tokenKey is the store key of cfg's grant: a hash, so the store never holds the URL's own
+// Status is what probe shows about a grant. It holds no secret.
+type Status struct {
+	Type         string
+	Expiry       time.Time // of the current access token; zero when unknown
+	RefreshToken bool      // a refresh token is kept
+}
+
+// ErrNeedsLogin is wrapped by the error of a server that requires OAuth when no usable
+// token is stored and no authorizer is given (bridge.ErrNeedsLogin is this value).
+var ErrNeedsLogin = errors.New("needs login")
+
+// needsLogin names the command that fixes it, with the servers file when the server came
+// from one (source is "<file>:<line>").
+func needsLogin(id, source, why string) error {
+	file := "FILE"
+	if i := strings.LastIndexByte(source, ':'); i > 0 {
+		file = source[:i]
+	}
+	return fmt.Errorf("%w: %s; run `mcpbridge login %s %s`", ErrNeedsLogin, why, file, id)
+}
+
+// Key is the store key of a server's grant: a hash, so the store never holds the URL's own
 // query values.
-func tokenKey(cfg ServerConfig) string {
-	sum := sha256.Sum256([]byte(cfg.URL + "\x00" + cfg.Auth.ClientID + "\x00" + cfg.Auth.Type))
+func Key(serverURL, clientID, typ string) string {
+	sum := sha256.Sum256([]byte(serverURL + "\x00" + clientID + "\x00" + typ))
 	return hex.EncodeToString(sum[:16])
 }
 
-// oauthHandler implements go-sdk's auth.OAuthHandler for one server: tokens from the store
-// (refreshed and saved as they change), the interactive flow only with an Authorizer, the
+// Settings are what a Handler needs about its server and host.
+type Settings struct {
+	ID     string // the server's ID, for login hints and the grant's Server
+	URL    string // the server's URL, for the store key
+	Source string // where the server's config came from ("<file>:<line>"), for login hints
+	Auth   Config // checked by Prepare
+	Store  Store
+	// HTTPClient talks to authorization servers; nil: a client with a 30 s timeout.
+	HTTPClient *http.Client
+	Log        *slog.Logger
+	// RedirectURL and Fetch are the interactive step of the authorization code flow
+	// (bridge.Authorizer); Fetch nil: never wait for a person.
+	RedirectURL string
+	Fetch       auth.AuthorizationCodeFetcher
+}
+
+// Prepare checks a server's Config and completes it: a client credentials config gets its
+// PrivateKeyFile read into PrivateKey. Errors name the setting, never a secret.
+func Prepare(a Config) (Config, error) {
+	switch a.Type {
+	case TypeOAuth:
+	case TypeClientCredentials:
+		if a.PrivateKey == "" && a.PrivateKeyFile != "" {
+			b, err := os.ReadFile(a.PrivateKeyFile)
+			if err != nil {
+				return a, fmt.Errorf("auth: private key file: %w", err)
+			}
+			a.PrivateKey = string(b)
+		}
+		if a.ClientID == "" {
+			return a, errors.New("auth: client_credentials needs client_id")
+		}
+		if _, err := clientAuthMethod(&a); err != nil {
+			return a, err
+		}
+	default:
+		return a, fmt.Errorf("auth: unknown type %q (want %s or %s)", a.Type, TypeOAuth, TypeClientCredentials)
+	}
+	return a, nil
+}
+
+// Handler implements go-sdk's auth.OAuthHandler for one server: tokens from the store
+// (refreshed and saved as they change), the interactive flow only with an authorizer, the
 // client credentials grant on its own.
-type oauthHandler struct {
-	cfg   ServerConfig
-	store TokenStore
+type Handler struct {
+	set   Settings
+	auth  *Config // &set.Auth
+	store Store
 	key   string
 	hc    *http.Client
 	log   *slog.Logger
-	authz *Authorizer
 
 	mu     sync.Mutex // guards the fields below
 	loaded bool
@@ -165,67 +159,39 @@ type oauthHandler struct {
 	inner  *auth.AuthorizationCodeHandler
 }
 
-func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*oauthHandler, error) {
-	a := cfg.Auth
-	switch a.Type {
-	case AuthOAuth:
-	case AuthClientCredentials:
-		if a.PrivateKey == "" && a.PrivateKeyFile != "" {
-			b, err := os.ReadFile(a.PrivateKeyFile)
-			if err != nil {
-				return nil, fmt.Errorf("auth: private key file: %w", err)
-			}
-			copied := *a
-			copied.PrivateKey = string(b)
-			a = &copied
-			cfg.Auth = a
-		}
-		if a.ClientID == "" {
-			return nil, errors.New("auth: client_credentials needs client_id")
-		}
-		if _, err := clientAuthMethod(a); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("auth: unknown type %q (want %s or %s)", a.Type, AuthOAuth, AuthClientCredentials)
-	}
-	hc := o.HTTPClient
+// NewHandler returns the handler of one server; st.Auth must have passed Prepare.
+func NewHandler(st Settings) *Handler {
+	hc := st.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	store := o.TokenStore
-	if store == nil {
-		fs, err := DefaultTokenStore()
-		if err != nil {
-			return nil, fmt.Errorf("auth: %w", err)
-		}
-		store = fs
-	}
-	return &oauthHandler{cfg: cfg, store: store, key: tokenKey(cfg), hc: hc, log: log, authz: o.Authorizer}, nil
+	h := &Handler{set: st, store: st.Store, key: Key(st.URL, st.Auth.ClientID, st.Auth.Type), hc: hc, log: st.Log}
+	h.auth = &h.set.Auth
+	return h
 }
 
 // TokenSource implements auth.OAuthHandler: the stored grant, loaded once.
-func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.loaded && h.cfg.Auth.Type == AuthOAuth {
+	if !h.loaded && h.auth.Type == TypeOAuth {
 		h.loaded = true
 		st, err := h.store.LoadToken(ctx, h.key)
 		if err != nil {
 			h.log.Warn("reading the stored OAuth token failed; a login may be needed", "err", err)
 		} else if st != nil && st.Token != nil {
-			h.ts = h.persisting(st, st.oauth2Config().TokenSource(h.tokenCtx(), st.Token))
+			h.ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
 		}
 	}
 	return h.ts, nil
 }
 
 // tokenCtx is the context refreshes run on: not a request's, since a token source outlives it.
-func (h *oauthHandler) tokenCtx() context.Context {
+func (h *Handler) tokenCtx() context.Context {
 	return context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
 }
 
-func (st *StoredToken) oauth2Config() *oauth2.Config {
+func (st *Grant) config() *oauth2.Config {
 	return &oauth2.Config{
 		ClientID:     st.ClientID,
 		ClientSecret: st.ClientSecret,
@@ -235,8 +201,8 @@ func (st *StoredToken) oauth2Config() *oauth2.Config {
 }
 
 // Authorize implements auth.OAuthHandler; go-sdk calls it after a 401 or 403.
-func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	if h.cfg.Auth.Type == AuthClientCredentials {
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if h.auth.Type == TypeClientCredentials {
 		defer resp.Body.Close()
 		defer io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		ts, err := h.clientCredentials(ctx, req, resp)
@@ -252,7 +218,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		resp.Body.Close()
 		return nil // the server refused a token that looked valid: retry with a fresh one
 	}
-	if h.authz == nil || h.authz.Fetch == nil {
+	if h.set.Fetch == nil {
 		resp.Body.Close()
 		why := "the server refused the stored token"
 		h.mu.Lock()
@@ -263,7 +229,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		if resp.StatusCode == http.StatusForbidden {
 			why = "the server wants more scopes than the stored token has"
 		}
-		return needsLogin(h.cfg, why)
+		return needsLogin(h.set.ID, h.set.Source, why)
 	}
 	inner, err := h.interactive()
 	if err != nil {
@@ -285,14 +251,14 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 
 // refreshNow refreshes the stored grant at once, whatever its access token's expiry says;
 // it reports whether a new token was obtained.
-func (h *oauthHandler) refreshNow(ctx context.Context) bool {
+func (h *Handler) refreshNow(ctx context.Context) bool {
 	st, err := h.store.LoadToken(ctx, h.key)
 	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" {
 		return false
 	}
 	stale := *st.Token
 	stale.AccessToken = "" // invalid, so the token source refreshes
-	ts := h.persisting(st, st.oauth2Config().TokenSource(h.tokenCtx(), &stale))
+	ts := h.persisting(st, st.config().TokenSource(h.tokenCtx(), &stale))
 	if _, err := ts.Token(); err != nil {
 		h.log.Debug("refreshing the OAuth token failed", "err", err)
 		return false
@@ -304,21 +270,21 @@ func (h *oauthHandler) refreshNow(ctx context.Context) bool {
 }
 
 // interactive returns go-sdk's authorization code handler, created on first use.
-func (h *oauthHandler) interactive() (*auth.AuthorizationCodeHandler, error) {
+func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.inner != nil {
 		return h.inner, nil
 	}
-	a := h.cfg.Auth
+	a := h.auth
 	c := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              h.authz.RedirectURL,
-		AuthorizationCodeFetcher: h.authz.Fetch,
+		RedirectURL:              h.set.RedirectURL,
+		AuthorizationCodeFetcher: h.set.Fetch,
 		RequestRefreshToken:      true,
 		Client:                   h.hc,
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			st := &StoredToken{
-				Server: h.cfg.ID, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
+			st := &Grant{
+				Server: h.set.ID, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
 				AuthURL: oc.Endpoint.AuthURL, TokenURL: oc.Endpoint.TokenURL, AuthStyle: int(oc.Endpoint.AuthStyle),
 				Scopes: oc.Scopes, Token: tok, Issuer: origin(oc.Endpoint.TokenURL),
 			}
@@ -347,7 +313,7 @@ func (h *oauthHandler) interactive() (*auth.AuthorizationCodeHandler, error) {
 	}
 	if a.ClientID == "" {
 		c.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			RedirectURIs:            []string{h.authz.RedirectURL},
+			RedirectURIs:            []string{h.set.RedirectURL},
 			ClientName:              "mcpbridge",
 			GrantTypes:              []string{"authorization_code", "refresh_token"},
 			ResponseTypes:           []string{"code"},
@@ -367,16 +333,16 @@ func (h *oauthHandler) interactive() (*auth.AuthorizationCodeHandler, error) {
 }
 
 // persisting wraps ts so that every new token (a refresh) is saved under the handler's key.
-func (h *oauthHandler) persisting(st *StoredToken, ts oauth2.TokenSource) oauth2.TokenSource {
+func (h *Handler) persisting(st *Grant, ts oauth2.TokenSource) oauth2.TokenSource {
 	return &savingSource{h: h, st: *st, ts: ts, last: st.Token.AccessToken}
 }
 
 type savingSource struct {
-	h  *oauthHandler
+	h  *Handler
 	ts oauth2.TokenSource
 
 	mu   sync.Mutex // guards the fields below
-	st   StoredToken
+	st   Grant
 	last string
 }
 
@@ -398,12 +364,12 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// status is what probe shows; it needs the current token, which may refresh it.
-func (h *oauthHandler) status() *AuthStatus {
+// Status is what probe shows; it needs the current token, which may refresh it.
+func (h *Handler) Status() Status {
 	h.mu.Lock()
 	ts := h.ts
 	h.mu.Unlock()
-	as := &AuthStatus{Type: h.cfg.Auth.Type}
+	as := Status{Type: h.auth.Type}
 	if ts == nil {
 		return as
 	}
@@ -420,24 +386,4 @@ func origin(u string) string {
 		return ""
 	}
 	return p.Scheme + "://" + p.Host
-}
-
-// Logout forgets the stored OAuth grant of cfg (no-op when there is none or cfg has no
-// OAuth). opts may be nil; its TokenStore is used when set.
-func Logout(ctx context.Context, cfg ServerConfig, opts *Options) error {
-	if cfg.Auth == nil {
-		return nil
-	}
-	store := TokenStore(nil)
-	if opts != nil {
-		store = opts.TokenStore
-	}
-	if store == nil {
-		fs, err := DefaultTokenStore()
-		if err != nil {
-			return err
-		}
-		store = fs
-	}
-	return store.DeleteToken(ctx, tokenKey(cfg))
 }
