@@ -4,233 +4,203 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/results"
 )
 
-// invoke is a Tool's Handler: arguments checked and validated, tools/call with redial,
-// result flattened.
-func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage) (string, error) {
-	inv, err := s.invokeFull(ctx, remote, args)
-	return inv.Text, err
+// toolCall is one tool call on its way through call.
+type toolCall struct {
+	origin Origin
+	remote string          // the tool's name on the server; "" for an exposed tool
+	args   json.RawMessage // as the caller gave them
+	// A tool exposing the server's resources or prompts (ServerConfig.Expose): what it
+	// does, its model-visible name and its argument schema. nil for the server's own tools.
+	exposed       *exposedTool
+	exposedName   string
+	exposedSchema *jsonschema.Schema
 }
 
-// invokeFull is invoke keeping what went in and what came back (see Tool.Invoke). With hooks
-// or telemetry the call is observed (see hooks.go).
-func (s *Server) invokeFull(ctx context.Context, remote string, args json.RawMessage) (Invocation, error) {
-	if !s.opts.observed() {
-		return s.invokeWith(ctx, nil, remote, args)
-	}
-	ctx, ob := s.observe(ctx, OriginHandler, "tools/call", remote, args)
-	inv, err := s.invokeWith(ctx, ob, remote, args)
-	ob.end(ctx, len(inv.Text), false, err)
-	return inv, err
+// callResult is what a call produced; each entry point returns its part of it.
+type callResult struct {
+	args json.RawMessage     // the arguments sent; nil when the call was refused before that
+	res  *mcp.CallToolResult // the server's result
+	text string              // what the model reads (Handler, exposed tools), or a denial's reason
+	json json.RawMessage     // the result as JSON (an App's call)
 }
 
-// invokeWith is invokeFull, observed by ob unless it is nil.
-func (s *Server) invokeWith(ctx context.Context, ob *callObs, remote string, args json.RawMessage) (Invocation, error) {
-	rt, err := s.remoteTool(remote)
-	if err != nil {
-		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
-	}
-	// Our own work (validation) counts against the call's deadline like the server's.
-	ctx, cancel := context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
-	defer cancel()
-	a, err := normalizeArgs(args)
-	if err == nil {
-		var dropped []string
-		if a, dropped = dropNulls(rt, a); len(dropped) > 0 {
-			s.log.Debug("null arguments for optional properties dropped", "tool", rt.name, "properties", dropped)
+// call is the one path of every tool call: a Tool's Handler and Tool.Invoke (OriginHandler),
+// the tools exposing resources and prompts (OriginHandler with c.exposed), Server.CallTool
+// (OriginCallTool: raw, by the server's own name, no validation or flattening) and an MCP
+// App's tools/call through Set.Proxy (OriginApp: the raw result as JSON). Each step is a
+// call into the code that owns it:
+//
+//  1. resolve the tool by its server name (catalogue.go; an App's in proxy.go)
+//  2. check and validate the arguments (validate.go, internal/schemaguard)
+//  3. observe: the call timeout and Close bound what follows, the span starts (hooks.go, otel.go)
+//  4. BeforeCall (hooks.go)
+//  5. send: tools/call on the live session, directly or through go-sdk, with redial,
+//     _meta and progress (session.go), or an exposed tool's request (expose.go)
+//  6. check structuredContent against the outputSchema (internal/schemaguard)
+//  7. flatten the result into the model's text (package results), or encode it for an App
+//  8. OnAppResult (an MCP App tool called by the model)
+//  9. AfterCall with the outcome, and the span's end (hooks.go, otel.go)
+//
+// A raw or App call is resolved and checked before it is observed: a refused App request is
+// the App's bad request, not a call BeforeCall and AfterCall see. A model's call is observed
+// from the start, so AfterCall sees an unknown tool or invalid arguments too. Steps 3, 4
+// and 9 run only when hooks or telemetry watch calls (Options.observed).
+func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error) {
+	// 1, 2 (raw and App calls). Resolve and check.
+	var rt *remoteTool
+	switch c.origin {
+	case OriginCallTool:
+		rt = s.rawTool(c.remote) // a tool not listed (filtered, or new) is still sent
+		if len(c.args) == 0 {
+			c.args = json.RawMessage(`{}`)
 		}
-		err = s.validateArgs(ctx, rt, a)
-	}
-	if err != nil {
-		return Invocation{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", rt.label, err)}
-	}
-	inv := Invocation{Args: a}
-	if ob != nil {
-		ob.describe(rt, a)
-		if err := ob.before(ctx, rt.label); err != nil {
-			if d, ok := err.(*DeniedError); ok {
-				inv.Text = d.Error() // what the model reads
-				return inv, d
-			}
-			return inv, err
+	case OriginApp:
+		if rt, c.args, err = s.appTool(ctx, c.remote, c.args); err != nil {
+			return r, err
 		}
 	}
-	res, err := s.callTool(ctx, rt, a)
-	if err != nil {
-		return inv, err
-	}
-	inv.Result = res
-	if rt.outValidator != nil && res.StructuredContent != nil && !res.IsError {
-		s.checkOutput(ctx, rt, res.StructuredContent)
-	}
-	text, terr := results.Flatten(res, &results.Options{MaxBytes: s.opts.MaxResultBytes, App: rt.ui.ResourceURI != ""})
-	inv.Text = text
-	if rt.ui.ResourceURI != "" && s.opts.OnAppResult != nil {
-		s.opts.OnAppResult(ctx, apps.Activity{
-			Result:      res,
-			ResourceURI: rt.ui.ResourceURI,
-			ServerHash:  s.Hash(),
-			ServerID:    s.cfg.ID,
-			ToolInput:   a,
-		})
-	}
-	return inv, terr
-}
 
-// toSchemaValue converts go-sdk's decoded value (float64 numbers) into what the schema
-// validator expects (json.Number), by a round trip.
-func toSchemaValue(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
+	// 3. Observe; 9. AfterCall when the call returns.
+	var ob *callObs
+	if s.opts.observed() {
+		var octx context.Context
+		octx, ob = s.observe(ctx, c.origin, c.method(), c.remote, c.args)
+		ctx = octx
+		if c.exposed != nil {
+			ob.call.Tool = c.exposedName
+		}
+		defer func() {
+			size, isError := r.outcome(c.origin)
+			ob.end(octx, size, isError, err)
+		}()
 	}
-	var out any
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.UseNumber()
-	if dec.Decode(&out) != nil {
-		return v
-	}
-	return out
-}
 
-// remoteTool returns the listed tool name; the error wraps ErrUnknownTool or ErrToolGone.
-func (s *Server) remoteTool(name string) (*remoteTool, error) {
-	s.catMu.Lock()
-	rt := s.remote[name]
-	s.catMu.Unlock()
+	// 1, 2 (a model's calls). Resolve and check.
+	var label string
+	var in exposedInput
 	switch {
-	case rt == nil:
-		return nil, fmt.Errorf("tool %q: %w", name, ErrUnknownTool)
-	case rt.gone:
-		return nil, fmt.Errorf("tool %q: %w", name, ErrToolGone)
+	case c.exposed != nil:
+		label = fmt.Sprintf("tool %q", c.exposed.stem)
+		var a json.RawMessage
+		if a, in, err = exposedArgs(c); err != nil {
+			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
+		}
+		r.args = a
+	case c.origin == OriginHandler:
+		if rt, err = s.remoteTool(c.remote); err != nil {
+			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
+		}
+		label = rt.label
+		// Our own work (validation) counts against the call's deadline like the server's.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+		defer cancel()
+		a, err := s.modelArgs(ctx, rt, c.args)
+		if err != nil {
+			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
+		}
+		r.args = a
+	default:
+		label = rt.label
+		r.args = c.args
 	}
-	return rt, nil
+
+	// 4. BeforeCall.
+	if ob != nil {
+		if c.exposed != nil {
+			ob.call.RemoteName = in.Name // the prompt, for prompts/get
+			ob.describe(nil, r.args)
+			ob.span.target(c.exposed.method, in.Name, in.URI)
+		} else {
+			ob.describe(rt, r.args)
+		}
+		if err = ob.before(ctx, label); err != nil {
+			if d, ok := err.(*DeniedError); ok && c.origin == OriginHandler {
+				r.text = d.Error() // what the model reads
+			}
+			return r, err
+		}
+	}
+
+	// 5. Send.
+	if c.exposed != nil {
+		r.res, err = s.sendExposed(ctx, c.exposed, in)
+	} else {
+		r.res, err = s.send(ctx, rt, r.args)
+	}
+	if err != nil {
+		return r, err
+	}
+
+	switch {
+	case c.exposed != nil:
+		// 7. Flatten.
+		r.text, err = results.Flatten(r.res, &results.Options{MaxBytes: s.opts.MaxResultBytes})
+	case c.origin == OriginHandler:
+		// 6. Check the output.
+		if rt.outValidator != nil && r.res.StructuredContent != nil && !r.res.IsError {
+			rt.outValidator.CheckOutput(ctx, r.res.StructuredContent, s.log, rt.name)
+		}
+		// 7. Flatten.
+		app := rt.ui.ResourceURI != ""
+		r.text, err = results.Flatten(r.res, &results.Options{MaxBytes: s.opts.MaxResultBytes, App: app})
+		// 8. OnAppResult.
+		if app && s.opts.OnAppResult != nil {
+			s.opts.OnAppResult(ctx, apps.Activity{
+				Result:      r.res,
+				ResourceURI: rt.ui.ResourceURI,
+				ServerHash:  s.Hash(),
+				ServerID:    s.cfg.ID,
+				ToolInput:   r.args,
+			})
+		}
+	case c.origin == OriginApp:
+		// 7. Encode.
+		if r.json = marshalNoEscape(r.res); r.json == nil {
+			err = fmt.Errorf("server %q: %s: the result could not be encoded", s.ID(), apps.MethodToolsCall)
+		}
+	}
+	return r, err
 }
 
-func (s *Server) gone(name string) bool {
-	s.catMu.Lock()
-	defer s.catMu.Unlock()
-	rt := s.remote[name]
-	return rt != nil && rt.gone
+// method is the MCP method the call makes.
+func (c *toolCall) method() string {
+	if c.exposed != nil {
+		return c.exposed.method
+	}
+	return "tools/call"
+}
+
+// outcome is what AfterCall learns of r: the size of what the caller got (CallEnd.ResultBytes)
+// and whether a raw result reports the tool's own failure.
+func (r *callResult) outcome(o Origin) (size int, isError bool) {
+	switch o {
+	case OriginCallTool:
+		return resultSize(r.res), r.res != nil && r.res.IsError
+	case OriginApp:
+		return len(r.json), r.res != nil && r.res.IsError
+	}
+	return len(r.text), false
+}
+
+// invoke is a model's call of the server's tool remote: a Tool's Handler and Tool.Invoke.
+func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage) (Invocation, error) {
+	r, err := s.call(ctx, &toolCall{origin: OriginHandler, remote: remote, args: args})
+	return Invocation{Args: r.args, Result: r.res, Text: r.text}, err
 }
 
 // CallTool calls the server's tool `name` (its own name, not the model-visible one) with args
 // as given (nil means {}), and returns the raw result: no validation, no flattening. A result
 // with IsError is not a Go error. Timeouts and redials work as for a Handler.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	rt, err := s.remoteTool(name)
-	if err != nil {
-		// Not in the listing (filtered, or new): still let the server answer.
-		rt = newRemoteTool(&mcp.Tool{Name: name})
-	}
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	if !s.opts.observed() {
-		return s.callTool(ctx, rt, args)
-	}
-	ctx, ob := s.observe(ctx, OriginCallTool, "tools/call", name, args)
-	ob.describe(rt, args)
-	var res *mcp.CallToolResult
-	if err = ob.before(ctx, rt.label); err == nil {
-		res, err = s.callTool(ctx, rt, args)
-	}
-	ob.end(ctx, resultSize(res), res != nil && res.IsError, err)
-	return res, err
-}
-
-func (s *Server) callTool(ctx context.Context, rt *remoteTool, args json.RawMessage) (*mcp.CallToolResult, error) {
-	var res *mcp.CallToolResult
-	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
-		if s.gone(rt.name) {
-			return ErrToolGone
-		}
-		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
-		if meta := s.requestMeta(ctx); meta != nil {
-			params.Meta = meta
-		}
-		sessionStarted(ctx, sess.cs.ID())
-		if fn := progressFunc(ctx); fn != nil {
-			tok, done := s.progress.register(rt.name, fn)
-			defer done()
-			params.SetProgressToken(tok)
-		}
-		var err error
-		if directCalls(sess) {
-			res, err = sess.conn.CallTool(ctx, params)
-		} else {
-			res, err = sess.cs.CallTool(ctx, params)
-		}
-		return err
-	})
-	return res, err
-}
-
-// directCalls reports whether tools/call can go straight over the session's connection
-// (transport.Conn.CallTool), which skips go-sdk's per-call decoding and its middleware:
-// stdio, in-process or SSE, and a protocol before 2026-07-28 (whose per-request _meta
-// go-sdk adds). The bridge installs no sending middleware on its client.
-func directCalls(sess *session) bool {
-	if !sess.conn.DirectCalls() {
-		return false
-	}
-	ir := sess.cs.InitializeResult()
-	return ir != nil && ir.ProtocolVersion < "2026-07-28"
-}
-
-// ReadResource reads a resource (for MCP Apps, the ui:// HTML) from the server. With
-// Options.UIResourceCacheTTL set, ui:// results are served from a small per-server cache
-// (emptied when the session is redialled); callers must not modify a returned result.
-func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	if res := s.cachedUI(uri); res != nil {
-		return res, nil
-	}
-	var res *mcp.ReadResourceResult
-	err := s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session) error {
-		var err error
-		res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		return err
-	})
-	if err == nil {
-		s.cacheUI(uri, res)
-	}
-	return res, err
-}
-
-// Ping checks that the server answers.
-func (s *Server) Ping(ctx context.Context) error {
-	return s.do(ctx, PhasePing, "ping", true, func(ctx context.Context, sess *session) error {
-		return sess.cs.Ping(ctx, nil)
-	})
-}
-
-// Close ends the server: in-flight calls are cancelled, the session is closed and a stdio
-// process (with its whole process group) is terminated. Close is bounded in time and
-// idempotent; later calls fail with "server closed".
-func (s *Server) Close() error {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		sess := s.sess
-		s.sess = nil
-		s.mu.Unlock()
-		s.stop()
-		// Teardowns of dead sessions and an interrupted redial finish alongside.
-		var wg sync.WaitGroup
-		wg.Go(func() { s.waitBackground(sessionClose) })
-		if sess != nil {
-			if err := sess.close(); err != nil {
-				s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}
-			}
-		}
-		wg.Wait()
-	})
-	return s.closeErr
+	r, err := s.call(ctx, &toolCall{origin: OriginCallTool, remote: name, args: args})
+	return r.res, err
 }

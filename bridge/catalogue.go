@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
 // The catalogue: what a server listed (every tools/list page, the raw bytes the transport
@@ -26,11 +27,11 @@ type remoteTool struct {
 	schema       json.RawMessage // inputSchema as sent (plus the properties:{} fix)
 	meta         json.RawMessage
 	outputSchema json.RawMessage
-	validator    *lazySchema // nil: validation off for this tool
-	outValidator *lazySchema
+	validator    *schemaguard.Schema // nil: validation off for this tool
+	outValidator *schemaguard.Schema
 	ui           apps.ToolUI
-	gone         bool        // the server stopped offering it after a redial
-	nulls        *nullPolicy // which null arguments the Handler drops (nulls.go)
+	gone         bool                    // the server stopped offering it after a redial
+	nulls        *schemaguard.NullPolicy // which null arguments the Handler drops
 }
 
 // newRemoteTool keeps of t only what calls and Tool records read: go-sdk's decoded
@@ -38,7 +39,37 @@ type remoteTool struct {
 // dropped, since the bridge keeps the raw bytes instead.
 func newRemoteTool(t *mcp.Tool) *remoteTool {
 	slim := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations, Icons: t.Icons}
-	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: slim, nulls: &nullPolicy{}}
+	return &remoteTool{name: t.Name, label: fmt.Sprintf("tool %q", t.Name), tool: slim, nulls: &schemaguard.NullPolicy{}}
+}
+
+// remoteTool returns the listed tool name; the error wraps ErrUnknownTool or ErrToolGone.
+func (s *Server) remoteTool(name string) (*remoteTool, error) {
+	s.catMu.Lock()
+	rt := s.remote[name]
+	s.catMu.Unlock()
+	switch {
+	case rt == nil:
+		return nil, fmt.Errorf("tool %q: %w", name, ErrUnknownTool)
+	case rt.gone:
+		return nil, fmt.Errorf("tool %q: %w", name, ErrToolGone)
+	}
+	return rt, nil
+}
+
+func (s *Server) gone(name string) bool {
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	rt := s.remote[name]
+	return rt != nil && rt.gone
+}
+
+// rawTool is the tool name for a raw call (Server.CallTool): the listed one, or for a tool
+// not in the listing (filtered, or new) one that only names it, so the server still answers.
+func (s *Server) rawTool(name string) *remoteTool {
+	if rt, err := s.remoteTool(name); err == nil {
+		return rt
+	}
+	return newRemoteTool(&mcp.Tool{Name: name})
 }
 
 // retryable reports whether a call that may have reached the server can be sent again.
@@ -143,12 +174,12 @@ func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]
 			}
 			s.log.Debug("raw tools/list bytes not captured; schema re-encoded", "tool", t.Name)
 		}
-		schema, err := checkSchema(parts.InputSchema)
+		schema, err := schemaguard.CheckSchema(parts.InputSchema)
 		if err != nil {
 			problem(t.Name, err.Error(), true)
 			continue
 		}
-		if fixed, ok := validUTF8(schema); !ok {
+		if fixed, ok := schemaguard.ValidUTF8(schema); !ok {
 			schema = fixed
 			problem(t.Name, "inputSchema is not valid UTF-8: invalid bytes replaced with U+FFFD in Parameters", false)
 		}
@@ -215,9 +246,9 @@ func (s *Server) install(ctx context.Context, sess *session, listed []*mcp.Tool,
 // re-list after tools/list_changed must not undo a redial that happened meanwhile). It
 // returns the server's tool names that appeared and disappeared, and whether it applied.
 func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
-	s.schemas.begin()
+	s.schemas.Begin()
 	remote, model, appOnly, problems := s.convert(ctx, listed, raw)
-	s.schemas.end()
+	s.schemas.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if onlyIf != nil && s.sess != onlyIf {
@@ -296,7 +327,7 @@ func (s *Server) build(n *namer) Tools {
 func (s *Server) tool(name string, rt *remoteTool) Tool {
 	t := Tool{
 		Name:         name,
-		Description:  strings.ToValidUTF8(rt.tool.Description, "\uFFFD"), // see validUTF8
+		Description:  strings.ToValidUTF8(rt.tool.Description, "\uFFFD"), // see schemaguard.ValidUTF8
 		Parameters:   rt.schema,
 		Server:       s,
 		RemoteName:   rt.name,
@@ -311,7 +342,8 @@ func (s *Server) tool(name string, rt *remoteTool) Tool {
 	}
 	remote := rt.name
 	t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
-		return s.invoke(ctx, remote, args)
+		inv, err := s.invoke(ctx, remote, args)
+		return inv.Text, err
 	}
 	return t
 }

@@ -74,10 +74,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.mu.Lock()
 	s.lastDial = time.Now()
 	s.mu.Unlock()
-	var as *AuthStatus
-	if s.oauth != nil {
-		as = s.oauth.status()
-	}
+	as := authStatus(s.oauth)
 	s.catMu.Lock()
 	s.status.Timings = timings
 	s.status.Auth = as

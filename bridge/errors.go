@@ -3,6 +3,8 @@ package bridge
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
 // ServerError says which server failed, in which phase, and why. It is the only error that
@@ -42,7 +44,7 @@ const (
 
 // ErrInvalidArguments is wrapped by the error a Handler returns when the model's arguments
 // are not a JSON object or do not match the tool's inputSchema. The server was not contacted.
-var ErrInvalidArguments = errors.New("invalid arguments")
+var ErrInvalidArguments = schemaguard.ErrInvalidArguments
 
 // ErrToolGone is wrapped by the error of a call to a tool the server no longer offers (it was
 // missing from a re-listing after tools/list_changed or a reconnect). The server was not

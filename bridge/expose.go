@@ -7,9 +7,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/ttalk/mcpbridge/results"
+	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
 // What ServerConfig.Expose may hold.
@@ -102,7 +101,7 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
 			}
 			continue
 		}
-		sch, err := compileSchema(json.RawMessage(et.schema))
+		sch, err := schemaguard.Compile(json.RawMessage(et.schema))
 		if err != nil { // the schemas are ours: a failure is a bug, not the server's
 			s.log.Error("exposed tool schema does not compile", "tool", et.stem, "err", err)
 			continue
@@ -118,7 +117,8 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
 			exposed:     true,
 		}
 		t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
-			return s.invokeExposed(ctx, name, et, sch, args)
+			r, err := s.call(ctx, &toolCall{origin: OriginHandler, args: args, exposed: &et, exposedName: name, exposedSchema: sch})
+			return r.text, err
 		}
 		tools = append(tools, t)
 	}
@@ -127,53 +127,19 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
 
 func ptrFalse() *bool { f := false; return &f }
 
-// invokeExposed is the Handler of a synthesized tool: arguments validated, the request made
-// with redial (all four are read-only, so a request lost with its session is sent again),
-// the result flattened like a tool's.
-func (s *Server) invokeExposed(ctx context.Context, name string, et exposedTool, sch *jsonschema.Schema, args json.RawMessage) (string, error) {
-	var ob *callObs
-	if s.opts.observed() {
-		ctx, ob = s.observe(ctx, OriginHandler, et.method, "", args)
-		ob.call.Tool = name
-	}
-	text, err := s.exposedCall(ctx, ob, et, sch, args)
-	if ob != nil {
-		ob.end(ctx, len(text), false, err)
-	}
-	return text, err
+// exposedInput is the arguments of a tool exposing resources or prompts, decoded.
+type exposedInput struct {
+	Cursor    string            `json:"cursor"`
+	URI       string            `json:"uri"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments"`
 }
 
-func (s *Server) exposedCall(ctx context.Context, ob *callObs, et exposedTool, sch *jsonschema.Schema, args json.RawMessage) (string, error) {
-	label := fmt.Sprintf("tool %q", et.stem)
-	a, err := normalizeArgs(args)
-	if err == nil {
-		err = validateArgs(sch, a)
-	}
-	var in struct {
-		Cursor    string            `json:"cursor"`
-		URI       string            `json:"uri"`
-		Name      string            `json:"name"`
-		Arguments map[string]string `json:"arguments"`
-	}
-	if err == nil {
-		if jerr := json.Unmarshal(a, &in); jerr != nil {
-			err = fmt.Errorf("%w: %v", ErrInvalidArguments, jerr)
-		}
-	}
-	if err != nil {
-		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
-	}
-	if ob != nil {
-		ob.call.RemoteName = in.Name // the prompt, for prompts/get
-		ob.describe(nil, a)
-		ob.span.target(et.method, in.Name, in.URI)
-		if err := ob.before(ctx, label); err != nil {
-			if d, ok := err.(*DeniedError); ok {
-				return d.Error(), d
-			}
-			return "", err
-		}
-	}
+// sendExposed is the send step of a tool exposing resources or prompts (see call): its
+// request made with redial (all four are read-only, so a request lost with its session is
+// sent again), the answer as a tool result the results package flattens.
+func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInput) (*mcp.CallToolResult, error) {
+	var err error
 	var res *mcp.CallToolResult
 	switch et.method {
 	case "resources/list":
@@ -233,10 +199,7 @@ func (s *Server) exposedCall(ctx context.Context, ob *callObs, et exposedTool, s
 			return nil
 		})
 	}
-	if err != nil {
-		return "", err
-	}
-	return results.Flatten(res, &results.Options{MaxBytes: s.opts.MaxResultBytes})
+	return res, err
 }
 
 // promptResult turns a prompt's messages into content blocks the results package flattens:

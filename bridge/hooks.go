@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -311,28 +310,4 @@ func resultSize(res *mcp.CallToolResult) int {
 		}
 	}
 	return n
-}
-
-// appCall is an MCP App's tools/call through the proxy, observed: the result is the raw
-// MCP result as JSON. A denial wraps apps.ErrToolNotAllowed (HTTP 403 from the handler).
-func (s *Server) appCall(ctx context.Context, rt *remoteTool, args json.RawMessage) (json.RawMessage, error) {
-	ctx, ob := s.observe(ctx, OriginApp, "tools/call", rt.name, args)
-	ob.describe(rt, args)
-	var out json.RawMessage
-	var res *mcp.CallToolResult
-	err := ob.before(ctx, rt.label)
-	if err == nil {
-		res, err = s.callTool(ctx, rt, args)
-	}
-	if err == nil {
-		if out = marshalNoEscape(res); out == nil {
-			err = fmt.Errorf("server %q: %s: the result could not be encoded", s.ID(), apps.MethodToolsCall)
-		}
-	}
-	ob.end(ctx, len(out), res != nil && res.IsError, err)
-	var d *DeniedError
-	if errors.As(err, &d) {
-		return nil, fmt.Errorf("%w: %w", apps.ErrToolNotAllowed, d)
-	}
-	return out, err
 }

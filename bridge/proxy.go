@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/ttalk/mcpbridge/apps"
@@ -22,31 +23,12 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(params, &p) // shape checked by ValidateRequest
-		s.catMu.Lock()
-		rt := s.remote[p.Name]
-		s.catMu.Unlock()
-		if rt == nil || rt.gone {
-			return nil, fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), p.Name)
+		r, err := s.call(ctx, &toolCall{origin: OriginApp, remote: p.Name, args: p.Arguments})
+		var d *DeniedError
+		if errors.As(err, &d) {
+			return nil, fmt.Errorf("%w: %w", apps.ErrToolNotAllowed, d)
 		}
-		if !rt.ui.AppCallable() {
-			return nil, fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, p.Name, s.ID())
-		}
-		args, err := normalizeArgs(p.Arguments)
-		if err == nil {
-			// An App is as untrusted as a model: its arguments are validated the same way.
-			err = s.validateProxyArgs(ctx, rt, args)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", apps.ErrBadRequest, err)
-		}
-		if s.opts.observed() {
-			return s.appCall(ctx, rt, args)
-		}
-		res, err := s.callTool(ctx, rt, args)
-		if err != nil {
-			return nil, err
-		}
-		result = res
+		return r.json, err
 	case apps.MethodResourcesRead:
 		var p struct {
 			URI string `json:"uri"`
@@ -77,4 +59,24 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 		return nil, fmt.Errorf("server %q: %s: the result could not be encoded", s.ID(), req.Method)
 	}
 	return out, nil
+}
+
+// appTool is the resolve and argument steps of an App's tools/call (see call): the tool must
+// be listed and visible to apps (else apps.ErrToolNotAllowed: HTTP 403), its arguments are
+// checked like a model's (else apps.ErrBadRequest: HTTP 400).
+func (s *Server) appTool(ctx context.Context, name string, args json.RawMessage) (*remoteTool, json.RawMessage, error) {
+	s.catMu.Lock()
+	rt := s.remote[name]
+	s.catMu.Unlock()
+	if rt == nil || rt.gone {
+		return nil, nil, fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), name)
+	}
+	if !rt.ui.AppCallable() {
+		return nil, nil, fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, name, s.ID())
+	}
+	a, err := s.appArgs(ctx, rt, args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", apps.ErrBadRequest, err)
+	}
+	return rt, a, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -23,8 +25,8 @@ type Server struct {
 	log    *slog.Logger
 	spec   transport.Spec
 	client *mcp.Client
-	set    *Set          // the Set that owns the server; nil for Dial
-	oauth  *oauthHandler // nil unless cfg.Auth is set
+	set    *Set           // the Set that owns the server; nil for Dial
+	oauth  *oauth.Handler // nil unless cfg.Auth is set
 	// configErr is a configuration problem found by newServer; open reports it.
 	configErr error
 
@@ -50,11 +52,11 @@ type Server struct {
 	// uiCache holds ui:// resources by URI, when Options.UIResourceCacheTTL > 0.
 	uiCache map[string]cachedResource
 
-	schemas  schemaCache    // measured and compiled schemas by their bytes
-	progress progressRoutes // progress tokens of calls in flight
-	relist   relistState    // re-listing after tools/list_changed
-	notify   notifier       // runs OnToolsChanged outside background work
-	proto    protocolState  // the protocol version to keep for redials
+	schemas  schemaguard.Cache // measured and compiled schemas by their bytes
+	progress progressRoutes    // progress tokens of calls in flight
+	relist   relistState       // re-listing after tools/list_changed
+	notify   notifier          // runs OnToolsChanged outside background work
+	proto    protocolState     // the protocol version to keep for redials
 
 	closeOnce sync.Once
 	closeErr  error
@@ -274,6 +276,56 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 	}
 	s.catMu.Unlock()
 	return sess, false, nil
+}
+
+// ReadResource reads a resource (for MCP Apps, the ui:// HTML) from the server. With
+// Options.UIResourceCacheTTL set, ui:// results are served from a small per-server cache
+// (emptied when the session is redialled); callers must not modify a returned result.
+func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	if res := s.cachedUI(uri); res != nil {
+		return res, nil
+	}
+	var res *mcp.ReadResourceResult
+	err := s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session) error {
+		var err error
+		res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		return err
+	})
+	if err == nil {
+		s.cacheUI(uri, res)
+	}
+	return res, err
+}
+
+// Ping checks that the server answers.
+func (s *Server) Ping(ctx context.Context) error {
+	return s.do(ctx, PhasePing, "ping", true, func(ctx context.Context, sess *session) error {
+		return sess.cs.Ping(ctx, nil)
+	})
+}
+
+// Close ends the server: in-flight calls are cancelled, the session is closed and a stdio
+// process (with its whole process group) is terminated. Close is bounded in time and
+// idempotent; later calls fail with "server closed".
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		sess := s.sess
+		s.sess = nil
+		s.mu.Unlock()
+		s.stop()
+		// Teardowns of dead sessions and an interrupted redial finish alongside.
+		var wg sync.WaitGroup
+		wg.Go(func() { s.waitBackground(sessionClose) })
+		if sess != nil {
+			if err := sess.close(); err != nil {
+				s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}
+			}
+		}
+		wg.Wait()
+	})
+	return s.closeErr
 }
 
 // startPhase is the phase a failed start-up ended in: start until the process was started

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,48 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 		}
 		return &ServerError{Server: s.cfg.ID, Phase: phase, Err: err, Stderr: sess.conn.Stderr()}
 	}
+}
+
+// send is a call's tools/call on the live session (see do: redial, retry rules, the call
+// timeout and Close), with WithCallMeta's _meta and the trace context, the session in the
+// span, and a progress token when the caller asked for progress.
+func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage) (*mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
+		if s.gone(rt.name) {
+			return ErrToolGone
+		}
+		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
+		if meta := s.requestMeta(ctx); meta != nil {
+			params.Meta = meta
+		}
+		sessionStarted(ctx, sess.cs.ID())
+		if fn := progressFunc(ctx); fn != nil {
+			tok, done := s.progress.register(rt.name, fn)
+			defer done()
+			params.SetProgressToken(tok)
+		}
+		var err error
+		if directCalls(sess) {
+			res, err = sess.conn.CallTool(ctx, params)
+		} else {
+			res, err = sess.cs.CallTool(ctx, params)
+		}
+		return err
+	})
+	return res, err
+}
+
+// directCalls reports whether tools/call can go straight over the session's connection
+// (transport.Conn.CallTool), which skips go-sdk's per-call decoding and its middleware:
+// stdio, in-process or SSE, and a protocol before 2026-07-28 (whose per-request _meta
+// go-sdk adds). The bridge installs no sending middleware on its client.
+func directCalls(sess *session) bool {
+	if !sess.conn.DirectCalls() {
+		return false
+	}
+	ir := sess.cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion < "2026-07-28"
 }
 
 func (s *Server) requestErr(ctx context.Context, phase Phase, what string, timeout time.Duration, err error) error {

@@ -1,0 +1,258 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+
+	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/internal/redact"
+)
+
+// The kinds of AuthConfig.Type.
+const (
+	// AuthOAuth is the OAuth 2.1 authorization code flow with PKCE: discovery, client ID
+	// metadata documents, pre-registration or dynamic registration, the resource parameter
+	// and issuer checks come from go-sdk's auth package. A person logs in once (mcpbridge
+	// login, or Options.Authorizer); tokens are kept in the TokenStore and refreshed.
+	AuthOAuth = oauth.TypeOAuth
+	// AuthClientCredentials is the machine-to-machine client credentials grant, with
+	// client_secret_basic, client_secret_post or private_key_jwt.
+	AuthClientCredentials = oauth.TypeClientCredentials
+)
+
+// AuthConfig is how the bridge authorizes to a Streamable HTTP server that requires OAuth.
+// Its secrets (ClientSecret, PrivateKey) are never logged or put in errors.
+type AuthConfig struct {
+	// Type is AuthOAuth or AuthClientCredentials.
+	Type string
+	// Scopes to request. Empty: those of the server's WWW-Authenticate challenge, else its
+	// protected resource metadata's scopes_supported.
+	Scopes []string
+	// ClientID and ClientSecret of a pre-registered client. Optional for AuthOAuth (without
+	// them the client registers itself: a client ID metadata document when
+	// ClientMetadataURL is set, else dynamic client registration); ClientID is required for
+	// AuthClientCredentials.
+	ClientID     string
+	ClientSecret string
+	// TokenEndpointAuth is how the client authenticates at the token endpoint for
+	// AuthClientCredentials: "client_secret_basic" (default), "client_secret_post" or
+	// "private_key_jwt" (then PrivateKey is required).
+	TokenEndpointAuth string
+	// PrivateKey is a PEM-encoded RSA, ECDSA (P-256) or Ed25519 private key for
+	// private_key_jwt; PrivateKeyFile names a file holding it (servers.yaml's
+	// private_key_file), read when the server is dialled.
+	PrivateKey     string
+	PrivateKeyFile string
+	// SigningAlg overrides the JWT algorithm for private_key_jwt ("RS256", "ES256",
+	// "EdDSA"); default from the key type.
+	SigningAlg string
+	// ClientMetadataURL is an https URL of this client's ID metadata document, used as the
+	// client ID where the authorization server supports it (else ClientID, else dynamic
+	// registration).
+	ClientMetadataURL string
+}
+
+// Authorizer is the interactive step of the authorization code flow, for a host that can
+// reach a person: mcpbridge login uses a loopback redirect (RFC 8252), a web application
+// redirects its user. Without one (the default), Connect never waits for a human: a server
+// without a usable token is skipped with an error wrapping ErrNeedsLogin.
+type Authorizer struct {
+	// RedirectURL is where the authorization server sends the browser back.
+	RedirectURL string
+	// Fetch sends the person to args.URL and returns the code, state and iss from the
+	// redirect. ctx bounds it.
+	Fetch auth.AuthorizationCodeFetcher
+}
+
+// String describes the setting without its secrets: the type, the client ID and the scopes.
+func (a *AuthConfig) String() string {
+	s := a.Type
+	if a.ClientID != "" {
+		s += " client_id=" + a.ClientID
+	}
+	if len(a.Scopes) > 0 {
+		s += " scopes=" + strings.Join(a.Scopes, ",")
+	}
+	if a.ClientSecret != "" || a.PrivateKey != "" || a.PrivateKeyFile != "" {
+		s += " credentials=" + redact.Mask
+	}
+	return s
+}
+
+// GoString is String, so %#v cannot print the secrets either.
+func (a *AuthConfig) GoString() string { return "bridge.AuthConfig(" + a.String() + ")" }
+
+// LogValue implements slog.LogValuer without the secrets.
+func (a *AuthConfig) LogValue() slog.Value { return slog.StringValue(a.String()) }
+
+// ErrNeedsLogin is wrapped by the error of a server that requires OAuth when no usable token
+// is stored and no Authorizer is given: run `mcpbridge login FILE ID` once.
+var ErrNeedsLogin = oauth.ErrNeedsLogin
+
+// TokenStore keeps OAuth tokens between runs. Keys are opaque strings the bridge derives from
+// the server's URL and client; values hold the access token, the refresh token and what is
+// needed to refresh it. Implementations must be safe for concurrent use. The default is a
+// FileTokenStore.
+type TokenStore interface {
+	LoadToken(ctx context.Context, key string) (*StoredToken, error) // nil, nil when there is none
+	SaveToken(ctx context.Context, key string, t *StoredToken) error
+	DeleteToken(ctx context.Context, key string) error
+}
+
+// StoredToken is one server's OAuth grant as kept in a TokenStore.
+type StoredToken struct {
+	Server       string        `json:"server"` // the server ID it was obtained for (informational)
+	Issuer       string        `json:"issuer,omitempty"`
+	ClientID     string        `json:"client_id"`
+	ClientSecret string        `json:"client_secret,omitempty"`
+	AuthURL      string        `json:"auth_url,omitempty"`
+	TokenURL     string        `json:"token_url"`
+	AuthStyle    int           `json:"auth_style,omitempty"`
+	Scopes       []string      `json:"scopes,omitempty"`
+	Token        *oauth2.Token `json:"token"`
+}
+
+// AuthStatus is what probe shows about a server's OAuth grant. It holds no secret.
+type AuthStatus struct {
+	Type         string    `json:"type"`
+	Expiry       time.Time `json:"expiry,omitzero"` // of the current access token; zero when unknown
+	RefreshToken bool      `json:"refreshToken"`    // a refresh token is kept
+}
+
+// FileTokenStore keeps tokens in one JSON file readable only by its owner (0600, in a 0700
+// directory). It refuses to read a file that group or others can read (on Unix). Safe for
+// concurrent use within one process; writes replace the file atomically.
+type FileTokenStore struct {
+	Path string
+
+	mu sync.Mutex // serialises read-modify-write of the file
+}
+
+// DefaultTokenStore is the per-user token file: <user config dir>/mcpbridge/tokens.json
+// (e.g. ~/.config/mcpbridge/tokens.json on Linux, ~/Library/Application Support on macOS,
+// %AppData% on Windows).
+func DefaultTokenStore() (*FileTokenStore, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return nil, fmt.Errorf("no per-user config directory for the token store: %w", err)
+	}
+	return &FileTokenStore{Path: filepath.Join(dir, "mcpbridge", "tokens.json")}, nil
+}
+
+// LoadToken implements TokenStore.
+func (s *FileTokenStore) LoadToken(_ context.Context, key string) (*StoredToken, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := oauth.ReadFile[StoredToken](s.Path)
+	if err != nil {
+		return nil, err
+	}
+	return m[key], nil
+}
+
+// SaveToken implements TokenStore.
+func (s *FileTokenStore) SaveToken(_ context.Context, key string, t *StoredToken) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := oauth.ReadFile[StoredToken](s.Path)
+	if err != nil {
+		return err
+	}
+	m[key] = t
+	return oauth.WriteFile(s.Path, m)
+}
+
+// DeleteToken implements TokenStore.
+func (s *FileTokenStore) DeleteToken(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := oauth.ReadFile[StoredToken](s.Path)
+	if err != nil {
+		return err
+	}
+	if _, ok := m[key]; !ok {
+		return nil
+	}
+	delete(m, key)
+	return oauth.WriteFile(s.Path, m)
+}
+
+// The OAuth machinery (go-sdk's auth.OAuthHandler for a server, the client credentials
+// grant, the token file) is internal/oauth; here are its public types and the wiring.
+
+// newOAuthHandler is the OAuth handler of cfg (cfg.Auth set), with o's store, HTTP client
+// and Authorizer.
+func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*oauth.Handler, error) {
+	a, err := oauth.Prepare(oauth.Config(*cfg.Auth))
+	if err != nil {
+		return nil, err
+	}
+	store := o.TokenStore
+	if store == nil {
+		fs, err := DefaultTokenStore()
+		if err != nil {
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+		store = fs
+	}
+	st := oauth.Settings{ID: cfg.ID, URL: cfg.URL, Source: cfg.Source, Auth: a, Store: grantStore{store}, HTTPClient: o.HTTPClient, Log: log}
+	if o.Authorizer != nil {
+		st.RedirectURL, st.Fetch = o.Authorizer.RedirectURL, o.Authorizer.Fetch
+	}
+	return oauth.NewHandler(st), nil
+}
+
+// grantStore is a TokenStore as internal/oauth sees it.
+type grantStore struct{ TokenStore }
+
+func (g grantStore) LoadToken(ctx context.Context, key string) (*oauth.Grant, error) {
+	st, err := g.TokenStore.LoadToken(ctx, key)
+	return (*oauth.Grant)(st), err
+}
+
+func (g grantStore) SaveToken(ctx context.Context, key string, t *oauth.Grant) error {
+	return g.TokenStore.SaveToken(ctx, key, (*StoredToken)(t))
+}
+
+// authStatus is what probe shows about s's grant (nil without OAuth).
+func authStatus(h *oauth.Handler) *AuthStatus {
+	if h == nil {
+		return nil
+	}
+	st := h.Status()
+	return &AuthStatus{Type: st.Type, Expiry: st.Expiry, RefreshToken: st.RefreshToken}
+}
+
+// tokenKey is the store key of cfg's grant.
+func tokenKey(cfg ServerConfig) string {
+	return oauth.Key(cfg.URL, cfg.Auth.ClientID, cfg.Auth.Type)
+}
+
+// Logout forgets the stored OAuth grant of cfg (no-op when there is none or cfg has no
+// OAuth). opts may be nil; its TokenStore is used when set.
+func Logout(ctx context.Context, cfg ServerConfig, opts *Options) error {
+	if cfg.Auth == nil {
+		return nil
+	}
+	store := TokenStore(nil)
+	if opts != nil {
+		store = opts.TokenStore
+	}
+	if store == nil {
+		fs, err := DefaultTokenStore()
+		if err != nil {
+			return err
+		}
+		store = fs
+	}
+	return store.DeleteToken(ctx, tokenKey(cfg))
+}

@@ -1,0 +1,146 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/transport"
+)
+
+func props(n int) string {
+	var p []string
+	for i := range n {
+		p = append(p, fmt.Sprintf(`"p%d":{}`, i))
+	}
+	return strings.Join(p, ",")
+}
+
+// A server that announces tools/list_changed over and over makes the bridge re-list, but a
+// schema whose bytes did not change is neither measured nor compiled again: the big tool
+// keeps its compiled validator across every re-listing.
+func TestRelistReusesCompiledSchemas(t *testing.T) {
+	big := `{"type":"object","properties":{` + props(2000) + `}}`
+	srv := mcp.NewServer(&mcp.Implementation{Name: "flapping", Version: "1"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "big", InputSchema: json.RawMessage(big)}, handler)
+	var changes atomic.Int32
+	cfg := ServerConfig{ID: "flapping", InProcess: func() (mcp.Transport, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := Dial(ctx, cfg, &Options{Logger: slog.New(slog.DiscardHandler), OnToolsChanged: func(ToolsChange) { changes.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	validator := func() *schemaguard.Schema {
+		rt, err := s.remoteTool("big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt.validator
+	}
+	first := validator()
+	if first == nil || first.Nodes() < 2000 {
+		t.Fatalf("validator = %+v, want the big schema measured", first)
+	}
+	// The flapping tool: added and removed every 50 ms, each a list_changed.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if i%2 == 0 {
+				srv.AddTool(&mcp.Tool{Name: "flap", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+			} else {
+				srv.RemoveTools("flap")
+			}
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for changes.Load() < 6 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	<-done
+	if n := changes.Load(); n < 6 {
+		t.Fatalf("only %d re-listings seen", n)
+	}
+	if got := validator(); got != first {
+		t.Fatalf("the unchanged schema was measured again after %d re-listings", changes.Load())
+	}
+	if !first.Compiled() {
+		t.Errorf("the big schema is not kept compiled")
+	}
+}
+
+// A read from a closed pipe ends the session: the next call redials (and a read-only call is
+// retried) instead of failing on a dead session.
+func TestReadFromClosedPipeIsDeadSession(t *testing.T) {
+	sess := &session{dead: make(chan struct{}), conn: &transport.Conn{}}
+	for _, err := range []error{
+		&fs.PathError{Op: "read", Path: "|0", Err: os.ErrClosed},
+		fmt.Errorf("calling %q: %w", "tools/call", &fs.PathError{Op: "read", Path: "|0", Err: os.ErrClosed}),
+		errors.New("calling \"tools/call\": read |0: file already closed"),
+	} {
+		if !sessionDead(err, sess) {
+			t.Errorf("sessionDead(%v) = false", err)
+		}
+	}
+	if sessionDead(errors.New("tool said no"), sess) {
+		t.Error("an ordinary error counts as a dead session")
+	}
+}
+
+// When the listing's deadline has passed, schemas are measured on first use instead: a good
+// schema still validates, an exponential one is still refused, and neither blocks.
+func TestSchemaMeasuredOnFirstUseAfterDeadline(t *testing.T) {
+	s := newServer(ServerConfig{ID: "late"}, resolve(&Options{Logger: slog.New(slog.DiscardHandler)}), nil)
+	defer s.stop()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	good, p := s.schema(done, json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), "inputSchema")
+	if good == nil || p != "" {
+		t.Fatalf("schema = %v, %q", good, p)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := good.Validate(ctx, map[string]any{"n": "x"}); !errors.Is(err, ErrInvalidArguments) {
+		t.Errorf("validate = %v, want ErrInvalidArguments", err)
+	}
+	var chain strings.Builder
+	chain.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&chain, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	chain.WriteString(`"d40":{"type":"string"}}}`)
+	bad, _ := s.schema(done, json.RawMessage(chain.String()), "inputSchema")
+	if err := bad.Validate(ctx, "x"); !errors.Is(err, schemaguard.ErrValidationSkipped) {
+		t.Errorf("validate = %v, want schemaguard.ErrValidationSkipped", err)
+	}
+}
