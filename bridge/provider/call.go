@@ -36,84 +36,18 @@ type Result struct {
 // ErrUnknownTool is Result.Err when the model called a tool the toolset does not have.
 var ErrUnknownTool = errors.New("unknown tool")
 
-// ParseCall reads one tool call as the toolset's format delivers it:
-//   - openai: an element of message.tool_calls: {"id", "type": "function", "function":
-//     {"name", "arguments": "<JSON text>"}}
-//   - openai-responses: an output item {"type": "function_call", "call_id", "name",
-//     "arguments": "<JSON text>"}
-//   - anthropic: a content block {"type": "tool_use", "id", "name", "input": {...}}
-//   - gemini: a part {"functionCall": {"id", "name", "args": {...}}}, or the functionCall
-//     object itself
+// ParseCall reads one tool call as the toolset's format delivers it (each Format constant
+// says in what shape).
 func (ts *Toolset) ParseCall(raw json.RawMessage) (Call, error) {
 	if len(raw) > maxCallBytes {
 		return Call{}, fmt.Errorf("tool call of %d bytes is over the %d-byte limit", len(raw), maxCallBytes)
 	}
-	var c Call
-	switch ts.format {
-	case FormatOpenAI:
-		var m struct {
-			ID       string `json:"id"`
-			Function *struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return c, fmt.Errorf("openai tool call: %w", err)
-		}
-		if m.Function == nil {
-			return c, errors.New(`openai tool call: no "function"`)
-		}
-		c = Call{ID: m.ID, Name: m.Function.Name, Arguments: json.RawMessage(m.Function.Arguments)}
-	case FormatOpenAIResponses:
-		var m struct {
-			Type      string `json:"type"`
-			CallID    string `json:"call_id"`
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return c, fmt.Errorf("openai-responses tool call: %w", err)
-		}
-		if m.Type != "" && m.Type != "function_call" {
-			return c, fmt.Errorf("openai-responses tool call: type %q, want function_call", m.Type)
-		}
-		c = Call{ID: m.CallID, Name: m.Name, Arguments: json.RawMessage(m.Arguments)}
-	case FormatAnthropic:
-		var m struct {
-			Type  string          `json:"type"`
-			ID    string          `json:"id"`
-			Name  string          `json:"name"`
-			Input json.RawMessage `json:"input"`
-		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return c, fmt.Errorf("anthropic tool_use: %w", err)
-		}
-		if m.Type != "" && m.Type != "tool_use" {
-			return c, fmt.Errorf("anthropic tool_use: type %q, want tool_use", m.Type)
-		}
-		c = Call{ID: m.ID, Name: m.Name, Arguments: m.Input}
-	case FormatGemini:
-		type fc struct {
-			ID   string          `json:"id"`
-			Name string          `json:"name"`
-			Args json.RawMessage `json:"args"`
-		}
-		var m struct {
-			FunctionCall *fc `json:"functionCall"`
-			fc
-		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return c, fmt.Errorf("gemini functionCall: %w", err)
-		}
-		f := m.fc
-		if m.FunctionCall != nil {
-			f = *m.FunctionCall
-		}
-		c = Call{ID: f.ID, Name: f.Name, Arguments: f.Args}
+	c, err := ts.api.parseCall(raw)
+	if err != nil {
+		return c, err
 	}
 	if c.Name == "" {
-		return c, fmt.Errorf("%s tool call without a name", ts.format)
+		return c, fmt.Errorf("%s tool call without a name", ts.api.format())
 	}
 	return c, nil
 }
@@ -151,57 +85,11 @@ func (ts *Toolset) Run(ctx context.Context, c Call) Result {
 	return Result{Call: c, Text: text, Err: err}
 }
 
-// ResultMessage is r as the toolset's format takes it back:
-//   - openai: a message {"role": "tool", "tool_call_id", "content"}
-//   - openai-responses: an input item {"type": "function_call_output", "call_id", "output"}
-//   - anthropic: a content block {"type": "tool_result", "tool_use_id", "content",
-//     "is_error"} for the next user message
-//   - gemini: a part {"functionResponse": {"id", "name", "response": {"output"}}}, with
-//     "error" instead of "output" on failure, for the next user content
+// ResultMessage is r as the toolset's format takes it back (each Format constant says in
+// what shape).
 func (ts *Toolset) ResultMessage(r Result) json.RawMessage {
 	var b bytes.Buffer
-	field := func(k, v string) {
-		encodeString(&b, k)
-		b.WriteByte(':')
-		encodeString(&b, v)
-	}
-	switch ts.format {
-	case FormatOpenAI:
-		b.WriteString(`{"role":"tool",`)
-		field("tool_call_id", r.Call.ID)
-		b.WriteByte(',')
-		field("content", r.Text)
-		b.WriteByte('}')
-	case FormatOpenAIResponses:
-		b.WriteString(`{"type":"function_call_output",`)
-		field("call_id", r.Call.ID)
-		b.WriteByte(',')
-		field("output", r.Text)
-		b.WriteByte('}')
-	case FormatAnthropic:
-		b.WriteString(`{"type":"tool_result",`)
-		field("tool_use_id", r.Call.ID)
-		b.WriteByte(',')
-		field("content", r.Text)
-		if r.Err != nil {
-			b.WriteString(`,"is_error":true`)
-		}
-		b.WriteByte('}')
-	case FormatGemini:
-		b.WriteString(`{"functionResponse":{`)
-		if r.Call.ID != "" {
-			field("id", r.Call.ID)
-			b.WriteByte(',')
-		}
-		field("name", r.Call.Name)
-		b.WriteString(`,"response":{`)
-		if r.Err != nil {
-			field("error", r.Text)
-		} else {
-			field("output", r.Text)
-		}
-		b.WriteString("}}}")
-	}
+	ts.api.writeResult(&b, r)
 	return b.Bytes()
 }
 

@@ -10,6 +10,14 @@
 //	req.Tools = ts            // json.Marshal(ts) is the request's "tools" array
 //	reply, err := ts.Handle(ctx, toolCall) // a tool-call object in, the tool-result object out
 //
+// # Formats
+//
+// Each Format is one value in format.go holding everything that differs per model API: its
+// envelope (the shape of the "tools" array), its call parser (a tool call in), its result
+// message (a tool result out) and its schema choice (the Target schemas are written for,
+// per Options). The doc of each Format constant gives the three shapes. Formats lists them
+// all; adding a model API is adding one such value.
+//
 // # Schema adaptation (opt-in)
 //
 // By default schemas go out as the server sent them. With Options.Strict (OpenAI),

@@ -9,39 +9,6 @@ import (
 	"github.com/ttalk/mcpbridge/bridge"
 )
 
-// Format is a model API's request shape for tools.
-type Format string
-
-// The formats.
-const (
-	// FormatOpenAI is Chat Completions: [{"type":"function","function":{name, description,
-	// parameters, strict}}].
-	FormatOpenAI Format = "openai"
-	// FormatOpenAIResponses is the Responses API: [{"type":"function", name, description,
-	// parameters, strict}]. Responses defaults strict to true, so it is always sent.
-	FormatOpenAIResponses Format = "openai-responses"
-	// FormatAnthropic is the Messages API: [{name, description, input_schema}].
-	FormatAnthropic Format = "anthropic"
-	// FormatGemini is generateContent: [{"functionDeclarations":[{name, description,
-	// parametersJsonSchema}]}] (or "parameters" with Options.GeminiParameters).
-	FormatGemini Format = "gemini"
-)
-
-// Formats lists every format.
-func Formats() []Format {
-	return []Format{FormatOpenAI, FormatOpenAIResponses, FormatAnthropic, FormatGemini}
-}
-
-// ParseFormat returns the Format named s.
-func ParseFormat(s string) (Format, error) {
-	for _, f := range Formats() {
-		if string(f) == s {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("unknown format %q (want openai, openai-responses, anthropic or gemini)", s)
-}
-
 // Options choose schema adaptation. The zero value sends every schema as the server sent it.
 type Options struct {
 	// Strict (OpenAI formats) adapts each schema to strict mode and sends "strict": true. A
@@ -60,7 +27,7 @@ type Options struct {
 // Toolset is a list of bridge tools in one model API's shape, and the way back: the model's
 // tool calls in, Handler calls, tool results out. Safe for concurrent use once built.
 type Toolset struct {
-	format Format
+	api    api
 	tools  []entry
 	byName map[string]int
 }
@@ -92,19 +59,21 @@ type Report struct {
 // New converts tools to format. Tools keep their order; names must be unique (as
 // bridge.Connect makes them).
 func New(format Format, tools []bridge.Tool, opts *Options) (*Toolset, error) {
-	if _, err := ParseFormat(string(format)); err != nil {
-		return nil, err
+	a, ok := apiFor(format)
+	if !ok {
+		return nil, unknownFormat(string(format))
 	}
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	ts := &Toolset{format: format, byName: make(map[string]int, len(tools))}
+	plan := a.schemas(o)
+	ts := &Toolset{api: a, byName: make(map[string]int, len(tools))}
 	for _, t := range tools {
 		if _, dup := ts.byName[t.Name]; dup {
 			return nil, fmt.Errorf("two tools named %q", t.Name)
 		}
-		e, err := newEntry(format, t, o)
+		e, err := newEntry(t, plan)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
@@ -114,25 +83,12 @@ func New(format Format, tools []bridge.Tool, opts *Options) (*Toolset, error) {
 	return ts, nil
 }
 
-func newEntry(format Format, t bridge.Tool, o Options) (entry, error) {
+// newEntry decides what is sent for t under plan: the server's schema, or one adapted for
+// plan.primary, or, when that still has findings, one adapted for plan.fallback.
+func newEntry(t bridge.Tool, plan schemaPlan) (entry, error) {
 	e := entry{tool: t}
-	var primary, fallback Target
-	adapt := o.Adapt
-	switch format {
-	case FormatOpenAI, FormatOpenAIResponses:
-		primary = OpenAI
-		if o.Strict {
-			primary, fallback, adapt = OpenAIStrict, OpenAI, true
-		}
-	case FormatAnthropic:
-		primary = Anthropic
-	case FormatGemini:
-		primary = Gemini
-		if o.GeminiParameters {
-			primary, fallback, adapt = GeminiParameters, Gemini, true
-		}
-	}
-	if !adapt {
+	primary, fallback := plan.primary, plan.fallback
+	if !plan.adapt {
 		e.target, e.schema = primary, t.Parameters
 		e.report = Report{Tool: t.Name, Target: primary, Remaining: Lint(t, primary)}
 		return e, nil
@@ -148,12 +104,7 @@ func newEntry(format Format, t bridge.Tool, o Options) (entry, error) {
 			return e, err
 		}
 		e.target, e.adapted = fallback, fb
-		e.report = Report{Tool: t.Name, Target: fallback, Changes: fb.Changes, Remaining: append(slices.Clone(remaining), fb.Remaining...)}
-		if fallback == OpenAI {
-			e.report.Fallback = "strict: false"
-		} else {
-			e.report.Fallback = "parametersJsonSchema"
-		}
+		e.report = Report{Tool: t.Name, Target: fallback, Changes: fb.Changes, Remaining: append(slices.Clone(remaining), fb.Remaining...), Fallback: plan.fallbackNote}
 	} else {
 		e.target, e.adapted = primary, a
 		e.report = Report{Tool: t.Name, Target: primary, Changes: a.Changes, Remaining: remaining}
@@ -201,7 +152,7 @@ func emptyObject(o *object) bool {
 }
 
 // Format is the format the toolset was built for.
-func (ts *Toolset) Format() Format { return ts.format }
+func (ts *Toolset) Format() Format { return ts.api.format() }
 
 // Reports says, per tool in order, what was adapted and what the API may still reject.
 func (ts *Toolset) Reports() []Report {
@@ -220,81 +171,8 @@ func (ts *Toolset) Len() int { return len(ts.tools) }
 // MarshalJSON gives the request's "tools" value in the toolset's format: a JSON array.
 func (ts *Toolset) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	if ts.format == FormatGemini {
-		if len(ts.tools) == 0 {
-			return []byte("[]"), nil
-		}
-		b.WriteString(`[{"functionDeclarations":[`)
-	} else {
-		b.WriteByte('[')
-	}
-	for i, e := range ts.tools {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := e.writeTo(&b, ts.format); err != nil {
-			return nil, fmt.Errorf("tool %q: %w", e.tool.Name, err)
-		}
-	}
-	if ts.format == FormatGemini {
-		b.WriteString("]}]")
-	} else {
-		b.WriteByte(']')
+	if err := ts.api.writeTools(&b, ts.tools); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-func (e entry) writeTo(b *bytes.Buffer, f Format) error {
-	schema := bytes.TrimSpace(e.schema)
-	if e.schema != nil && !json.Valid(schema) {
-		return fmt.Errorf("parameters are not valid JSON")
-	}
-	field := func(k string) { encodeString(b, k); b.WriteByte(':') }
-	nameDesc := func() {
-		field("name")
-		encodeString(b, e.tool.Name)
-		if e.tool.Description != "" {
-			b.WriteByte(',')
-			field("description")
-			encodeString(b, e.tool.Description)
-		}
-	}
-	strict := e.target == OpenAIStrict
-	switch f {
-	case FormatOpenAI:
-		b.WriteString(`{"type":"function","function":{`)
-		nameDesc()
-		b.WriteByte(',')
-		field("parameters")
-		b.Write(schema)
-		fmt.Fprintf(b, `,"strict":%t}}`, strict)
-	case FormatOpenAIResponses:
-		b.WriteString(`{"type":"function",`)
-		nameDesc()
-		b.WriteByte(',')
-		field("parameters")
-		b.Write(schema)
-		fmt.Fprintf(b, `,"strict":%t}`, strict)
-	case FormatAnthropic:
-		b.WriteByte('{')
-		nameDesc()
-		b.WriteByte(',')
-		field("input_schema")
-		b.Write(schema)
-		b.WriteByte('}')
-	case FormatGemini:
-		b.WriteByte('{')
-		nameDesc()
-		if e.schema != nil {
-			b.WriteByte(',')
-			if e.target == GeminiParameters {
-				field("parameters")
-			} else {
-				field("parametersJsonSchema")
-			}
-			b.Write(schema)
-		}
-		b.WriteByte('}')
-	}
-	return nil
 }
