@@ -22,6 +22,57 @@
 // keep working. MCP App tools (package apps) are marked with UIResource, and tools meant only
 // for Apps are kept out of the model's list but stay reachable through Set.Proxy.
 //
+// # Tools
+//
+// Each Tool is a plain value; json.Marshal(tool) gives {"name","description","parameters"},
+// so a list can go to a model API as is (package bridge/provider gives each API its own
+// envelope).
+//
+//   - Name: what the model calls; matches ^[A-Za-z_][A-Za-z0-9_-]{0,63}$ (valid for OpenAI,
+//     Anthropic and Gemini) and is unique in the set (see Names). Every rename is logged with
+//     its reason.
+//   - Description: the server's description (invalid UTF-8 replaced by U+FFFD); MCP App tools
+//     get "\n[UI Resource: ui://…]" appended.
+//   - Parameters: the server's inputSchema, the bytes it sent (key order, big integers, $defs,
+//     x- keys kept). Two fixes, because model APIs reject the whole request otherwise: an object
+//     schema without "properties" gains "properties":{}, and bytes that are not UTF-8 become
+//     U+FFFD (each run of them; reported as a tool problem) — the one exception to byte-exact.
+//     A tool whose schema is not a JSON object is skipped with a warning.
+//   - Handler: func(ctx, args json.RawMessage) (string, error). Empty, null or "" args become
+//     {}; args are validated against the schema (drafts 4 to 2020-12, chosen by $schema;
+//     external $refs are refused, never fetched or read); then tools/call; the result is
+//     flattened into the text the model reads (package results; capped by
+//     Options.MaxResultBytes). Each schema is measured against the schema budgets and compiled
+//     at assembly while the connect timeout allows, kept compiled only when large (a compiled
+//     schema costs about 20 KB per tool) and compiled again on first use otherwise; a schema
+//     that does not compile or is over budget turns validation off for that tool, with a
+//     warning (see Hostile servers). Safe for concurrent use; ctx cancellation reaches the
+//     server.
+//   - Server, RemoteName: the connection and the tool's own name on the server.
+//   - UIResource: for MCP App tools, the ui:// resource a frontend renders
+//     (_meta.ui.resourceUri, or the deprecated flat _meta["ui/resourceUri"]).
+//   - Title, Annotations, Meta, OutputSchema: as the server sent them.
+//
+// A Handler's error tells three cases apart:
+//
+//	out, err := tool.Handler(ctx, args)
+//	var te *results.ToolError
+//	switch {
+//	case errors.As(err, &te): // the tool itself failed (isError): te.Text is for the model
+//	case errors.Is(err, bridge.ErrInvalidArguments): // arguments do not match the schema; server not contacted
+//	case err != nil: // transport or protocol failure: a *bridge.ServerError naming server, phase and tool
+//	}
+//
+// WithProgress passes a long-running tool's progress notifications to the caller:
+//
+//	ctx = bridge.WithProgress(ctx, func(p bridge.Progress) {
+//		ui.Status(fmt.Sprintf("%s: %.0f/%.0f %s", p.Tool, p.Progress, p.Total, p.Message))
+//	})
+//
+// A server in the same process (a go-sdk mcp.Server, for tests or embedded tools) is reached
+// with ServerConfig{ID: "mem", InProcess: func() (mcp.Transport, error) { … }}, returning one
+// end of mcp.NewInMemoryTransports per dial.
+//
 // # Names
 //
 // A tool keeps its server name when it matches ^[A-Za-z_][A-Za-z0-9_-]{0,63}$; otherwise
@@ -31,25 +82,353 @@
 // is added. Names depend only on the configuration and the servers' tool lists, never on
 // which server answered first. RemoteName keeps the server's own name for tools/call.
 //
+// # Servers
+//
+// Each ServerConfig is a stdio command (Command, Args, Env added to the parent environment,
+// Dir), or a URL with Headers. Type is "stdio", "http" (Streamable HTTP), "sse", or empty:
+// inferred from Command or URL, trying Streamable HTTP first and falling back to legacy SSE
+// when the endpoint answers like an old SSE server (as the MCP specification describes).
+// Servers are usually read from a servers file (see The servers file).
+//
+//   - Concurrent assembly: all servers are dialled at once; tools come back in config order,
+//     each server's tools in its tools/list order (every page). A server that fails or hangs
+//     costs the others nothing: it is logged once (ID, phase, cause, stderr tail) and skipped;
+//     Set.Failed holds it as a *ServerError{Server, Phase, Err, Stderr}. Connect's own error is
+//     only for invalid input (empty or duplicate IDs; nothing is started), a Required server
+//     that failed, or a ctx that ended before assembly finished — then every server it started
+//     is closed first. Set.Servers includes servers whose tools are all app-only, so their Apps
+//     stay reachable.
+//   - Timeouts: ConnectTimeout (spawn or dial, initialize and tools/list; default 60s, enough
+//     for npx -y cold starts) and CallTimeout (default 60s), per server or in Options; the
+//     caller's ctx deadline is always an upper bound; errors name the phase.
+//   - Changing tool lists: when a server announces notifications/tools/list_changed, the bridge
+//     re-lists it in the background: removed tools fail with a clear error, changed schemas are
+//     validated anew, and Options.OnToolsChanged tells the host what was added or removed. The
+//     model's tool list itself stays what Connect returned (a changing list would break prompt
+//     caches); a host that wants added tools connects again.
+//   - Task-only tools: a tool with execution.taskSupport "required" can only run as an MCP
+//     task, which the bridge does not drive; it is skipped with a warning (and shown by probe).
+//   - Elicitation (Options.OnElicitation): answers a server's request for user input in form or
+//     URL mode, including the 2026-07-28 input_required round trips inside a tool call (the
+//     call is retried with a new request id and the server's requestState; parallel calls keep
+//     theirs apart). Defaults the requested schema declares are filled in for fields the answer
+//     leaves out (SEP-1034). Without a handler the bridge does not advertise elicitation; a
+//     server that asks anyway gets an "unsupported" error at once, and a call that needs input
+//     fails saying so — never a hang.
+//   - Null arguments: models send null for optional arguments they leave out (OpenAI's strict
+//     mode always does). A top-level null for a property that is not required and whose schema
+//     does not accept null is dropped before validation and the call; a null the schema accepts
+//     is sent, and one for a required property is an invalid-arguments error.
+//   - Processes: stdio servers run in their own process group with stderr always drained (a
+//     ring-buffer tail for errors, debug log lines with server=<ID>); Close closes stdin, waits
+//     briefly, then sends SIGTERM and SIGKILL to the whole group — no orphans, no zombies, also
+//     for npx and sh -c grandchildren. The process is never bound to the connect context.
+//   - Secrets: header values, env values, URL user info, query values and bare query keys
+//     (https://h/mcp?sk-live-abc) never reach logs, errors or CLI output. ServerConfig masks
+//     itself (String, GoString, slog.LogValuer), and the HTTP transport hands the MCP SDK a
+//     masked endpoint, restoring the real one only on the wire. Arguments that look like
+//     credentials are masked too: the value of --token=X, --api-key X, -H "Authorization: ...",
+//     NAME=X with a credential-like name, and URLs in arguments; those values and the values of
+//     credential-named env variables (GITHUB_TOKEN, API_KEY, ...) are also masked in a stdio
+//     server's stderr as logged and shown. A secret passed as a bare positional argument or
+//     after a short flag (-p X) cannot be told apart from an ordinary argument: pass it in env.
+//     A secret in a URL's path (https://h/mcp/s/<key>/mcp) is shown.
+//
+// # Protocol versions
+//
+// The bridge speaks every version go-sdk v1.8.0 does (2026-07-28, 2025-11-25, 2025-06-18,
+// 2025-03-26, 2024-11-05) and negotiates per server: it offers 2026-07-28 through
+// server/discover (so the first request already carries MCP-Protocol-Version, the _meta
+// protocol version and client info, and the SEP-2243 Mcp-Method and Mcp-Name headers), and
+// falls back to initialize with 2025-11-25 when the server does not speak it. Legacy servers
+// stay prompt: a discover answered with an error falls back on the same connection at once;
+// one that goes unanswered gives up after a quarter of the connect timeout (1 to 10 seconds);
+// a stdio server that exits on it is started again with 2025-11-25; a server that needed the
+// fallback skips discover on redials. A -32022 "unsupported protocol version" error listing
+// the server's versions is retried with the newest version both sides speak; Streamable HTTP
+// falls back to legacy SSE only when the endpoint refuses the way an SSE server does (a 400,
+// 404 or 405 without a JSON-RPC error body), so other JSON-RPC errors surface as themselves.
+//
+// ServerConfig.ProtocolVersion (protocolVersion: "2025-11-25" in a servers file) pins a
+// version for an odd server. ServerStatus.ProtocolVersion and Negotiation (and mcpbridge
+// probe) say which version each server got and how, e.g. "2026-07-28 (server/discover)" or
+// "2025-11-25 (initialize after server/discover failed: Method not found (-32601))".
+//
+// With 2026-07-28, tools whose x-mcp-header markers are invalid are dropped (as the
+// specification requires; probe lists them as problems), tool arguments marked with
+// x-mcp-header are mirrored into Mcp-Param-* headers, resultType is honoured, multi-round-trip
+// results are followed, and tool-list changes arrive through subscriptions/listen as well as
+// the older notification.
+//
 // # Sessions
 //
-// A Server holds one MCP session. A dead session (process exit, EOF, HTTP session expiry) is
-// redialled on the next call, one redial shared by concurrent callers, with backoff against
+// A Server holds one MCP session. A dead session (process exit, EOF, HTTP 404 session
+// expiry, an oversized frame) is redialled on the next call, one redial shared by concurrent callers, with backoff against
 // crash loops. A call that failed because the session died is retried after the redial only
 // when it cannot have reached the server or the tool is annotated readOnlyHint or
 // idempotentHint; otherwise the error says the tool may have run.
 //
 // # Around each call
 //
-// Options.BeforeCall sees every tool call (a Handler, Server.CallTool, an App's tools/call
-// through Set.Proxy; Call.Origin says which) with the tool's annotations and the validated
-// arguments, and may let it go ahead, refuse it with Deny (the model reads the reason; the
-// server is never contacted) or block to ask a human, bounded by the call timeout.
-// Options.AfterCall reports each call's outcome (ErrorKind), duration and sizes.
-// WithCallHeaders and WithCallMeta add HTTP headers (a user's own token) and params._meta
-// entries to the calls made under a context. Tools.Filter gives an agent a subset of the
-// tools by the servers file's globs. ServerConfig.Expose offers a server's resources and
-// prompts as tools.
+// Everything here is off unless the host sets it, and then costs nothing: with no hooks and no
+// OpenTelemetry provider a call allocates exactly what it did before (BENCHMARKS.md, "Hooks
+// and tracing").
+//
+// Approval: Options.BeforeCall runs before every tool call — a Handler (the model),
+// Server.CallTool (host code) or an App's tools/call through Set.Proxy, told apart by
+// Call.Origin — after the arguments were checked and validated. It sees the tool (Tool,
+// RemoteName, Server, Title, Annotations such as destructiveHint and readOnlyHint) and the
+// arguments about to be sent. It returns nil to go ahead, Deny(reason) to refuse (the model
+// reads "tool call denied: <reason>"; errors.Is(err, ErrDenied); an App gets a 403), or
+// another error to fail the call. A refused call never reaches the server. The hook may block
+// to ask a human: its ctx carries the call timeout and ends with the caller's ctx and with
+// Close, and the call returns then even if the hook does not.
+//
+//	opts := &bridge.Options{BeforeCall: func(ctx context.Context, c *bridge.Call) error {
+//		if a := c.Annotations; a != nil && (a.ReadOnlyHint || (a.DestructiveHint != nil && !*a.DestructiveHint)) {
+//			return nil // MCP's default: a tool is destructive unless it says otherwise
+//		}
+//		if ok, err := askUser(ctx, c.Server.ID(), c.Title, c.Args); err != nil || !ok {
+//			return bridge.Deny("the user declined")
+//		}
+//		return nil
+//	}}
+//
+// Audit: Options.AfterCall runs after every call with a CallEnd: Duration (approval
+// included), ArgsBytes, ResultBytes, ErrorKind ("", tool_error, denied, hook_error,
+// invalid_arguments, unknown_tool, tool_gone, timeout, canceled, server_closed, transport, or a
+// JSON-RPC error code such as -32602) and Err. Calls refused before reaching the server are
+// reported too. ExampleOptions_afterCall prints an audit line per call.
+//
+// Per-user credentials and _meta: a multi-tenant host shares one session per server but sends
+// each user's own credentials with that user's calls:
+//
+//	ctx = bridge.WithCallHeaders(ctx, http.Header{"Authorization": {"Bearer " + user.Token}})
+//	ctx = bridge.WithCallMeta(ctx, map[string]any{"tenant": user.Org}) // into params._meta
+//	text, err := tool.Handler(ctx, args)
+//
+// Per-call headers are added after ServerConfig.Headers (a per-call value wins), only on
+// requests to the server's own host and port, and are handled like configured headers: never
+// logged, and replaced by *** in any error that quotes them. Headers the MCP transport owns
+// (Host, Content-Type, Accept, Mcp-Session-Id and every other Mcp-*) are never replaced;
+// stdio servers ignore them. Package transport offers the same as transport.WithHeaders.
+//
+// Filtering tools per agent: Tools.Filter takes the servers file's globs (path.Match; "!"
+// excludes). It changes only what an agent is given: an App can still call a tool filtered
+// out here when its visibility allows.
+//
+//	researcher.Tools = set.Tools().Filter("search_*", "fetch", "!*delete*")
+//
+// Exposing resources and prompts: tools are all a model sees, so a server's resources and
+// prompts are offered as tools when its config asks (off by default, so existing tool lists
+// do not change): expose: [resources, prompts] in a servers file, or ServerConfig.Expose =
+// []string{ExposeResources, ExposePrompts}. A server "docs" then gets docs__list_resources
+// ({"cursor"?}: resources and resource templates as JSON), docs__read_resource ({"uri"}: text
+// contents; binary contents as placeholders), docs__list_prompts and docs__get_prompt
+// ({"name", "arguments"?}: the messages as "role: text" lines). They are always prefixed (with
+// the server's Prefix, else its ID), validate their arguments like any tool, are annotated
+// read-only, pass through BeforeCall, AfterCall and tracing (Call.Method says which request),
+// and are left out, with a warning, when the server does not announce the capability.
+//
+// # The servers file
+//
+// LoadConfig reads a servers file. It is YAML; JSON is YAML, so the JSON files of Claude
+// Desktop, Claude Code (.mcp.json), Cursor, VS Code (.vscode/mcp.json), Windsurf, Gemini CLI
+// and mcphost are read unchanged. The file holds exactly one map of servers under "servers",
+// "mcpServers" or "mcp_servers" (or VS Code's user-settings "mcp": {"servers": ...}); the map
+// key is the server ID and map order is config order. Other top-level keys ("inputs",
+// "theme", ...) are ignored, except Gemini's "mcp": {"allowed": [...], "excluded": [...]},
+// which selects servers by ID. The bridge's own keys, in a file:
+//
+//	servers:
+//	  fs:
+//	    command: [npx, -y, "@modelcontextprotocol/server-filesystem@2026.8.31", "${HOME}/data"]
+//	    required: true                       # Connect fails without it
+//	    prefix: fs                           # always name tools fs__<tool>
+//	    tools: {include: ["read_*", "list_*"], exclude: ["*_dangerous"]}
+//	    timeouts: {connect: 90s, call: 2m}
+//	    expose: [resources, prompts]         # tools for the server's resources and prompts
+//	  api:
+//	    url: https://mcp.example.com/mcp
+//	    headers: {Authorization: "Bearer ${API_TOKEN}"}
+//
+// Per server (aliases from other dialects in parentheses):
+//
+//	type (transport, transportType)  stdio|local -> stdio; http|streamable-http|streamable_http|
+//	                                 streamableHttp|streamable|remote -> http; sse; auto -> ""
+//	command                          a string (with args) or a list whose first item is the program
+//	args                             a list; numbers and booleans are stringified
+//	env (environment)                a map; numbers and booleans are stringified
+//	cwd (dir)                        working directory of a stdio server
+//	url (serverUrl)                  endpoint; with no type it stays "" (auto-detect: Streamable
+//	                                 HTTP, falling back to SSE), which also covers Gemini's url=SSE
+//	httpUrl                          endpoint, and type http (Gemini)
+//	headers (http_headers)           a map, or a list of "Name: value" strings (mcphost)
+//	disabled: true / enabled: false  skip the server
+//	required, prefix                 ServerConfig.Required and Prefix
+//	expose: [resources, prompts]     tools for the server's resources and prompts (ServerConfig.Expose)
+//	tools: {include: [], exclude: []} glob patterns (path.Match); aliases includeTools/excludeTools
+//	                                 (Gemini), allowedTools/excludedTools (mcphost),
+//	                                 enabled_tools/disabled_tools (Codex)
+//	timeouts: {connect: 30s, call: 60s}  Go durations; also connectTimeout/callTimeout (a Go
+//	                                 duration or milliseconds), connectionTimeout/requestTimeout
+//	                                 (Inspector, ms), startup_timeout_sec/startup_timeout_ms/
+//	                                 tool_timeout_sec (Codex) and timeout (Gemini, ms, applies to
+//	                                 calls; a number under 1000 is Cline's seconds, with a warning)
+//	protocolVersion                  pin the MCP protocol version ("2025-11-25", "2026-07-28", ...;
+//	                                 ServerConfig.ProtocolVersion); left out, it is negotiated
+//	auth (oauth)                     OAuth for a remote server (see OAuth)
+//
+// Two keys that set the same thing (url and serverUrl, env and environment, tools.include and
+// includeTools, ...) are an error, as are a command together with a url, neither of them, a
+// type that contradicts them, an unknown type, and a duration that is not > 0. "key: null" is
+// the same as leaving the key out.
+//
+// Unknown keys: a key inside "tools" or "timeouts" that is not known is an error, and so is a
+// server key within a small edit distance of (or differing only in case from) a key the
+// bridge reads ("comand", "requird", "Command"). Keys other clients use that do not change
+// how a server is reached ("trust", "autoApprove", "alwaysAllow", "description", ...) are
+// ignored silently. Known but unsupported features ("envFile", "headersHelper",
+// "bearer_token_env_var", ...) and any other unknown key are warnings naming the key.
+//
+// Variables are expanded in command, args, env values, cwd, url and header values of enabled
+// servers: ${VAR}, ${VAR:-default} (default when VAR is unset or empty; it may itself hold
+// ${...}), and the spellings ${env:VAR} (VS Code, Windsurf) and ${env://VAR} (mcphost), each
+// with an optional :-default. "$$" and "$VAR" without braces are left as written. An unset
+// variable without a default is an error naming file:line, server and field. A VS Code
+// ${input:ID} cannot be answered headless: the server is skipped with a warning, or the file is
+// an error when the server is required. Errors and warnings never contain env values, header
+// values or the defaults of variables.
+//
+// Also: a disabled server is checked for key errors but not expanded; an mcphost "builtin"
+// server is skipped with a warning; args, env and cwd on a url server, and headers on a
+// command server, are warnings and dropped.
+//
+// Limits: files over 8 MiB are refused, as are documents that expand (through aliases and
+// merge keys) to more than 200,000 YAML nodes. An error lists every problem found, up to 20,
+// each as "file:line: ...".
+//
+// # OAuth
+//
+// Most remote MCP servers (issue trackers, docs, CRMs, clouds) require OAuth 2.1. A server
+// with an auth block (Gemini CLI's oauth block is read too; its authorizationUrl, tokenUrl,
+// audiences, redirectUri and tokenParamName are ignored with a warning, since the bridge
+// discovers the authorization server) is authorized with go-sdk's auth package: protected
+// resource and authorization server discovery, client ID metadata documents, pre-registration
+// or dynamic client registration, PKCE, the resource parameter, issuer checks, scope step-up.
+// OAuth is for Streamable HTTP servers (type: http, or a URL that answers as one). The block
+// takes type, scopes, client_id, client_secret, token_endpoint_auth, private_key_file,
+// signing_alg and client_metadata_url (AuthConfig).
+//
+//	servers:
+//	  tracker:
+//	    url: https://mcp.tracker.example/mcp
+//	    auth:
+//	      type: oauth                       # authorization code + PKCE; discovery does the rest
+//	      scopes: [read, write]             # optional; else from WWW-Authenticate / scopes_supported
+//	      client_id: ${TRACKER_CLIENT_ID}   # optional pre-registration (+ client_secret)
+//	  billing:
+//	    url: https://mcp.billing.example/mcp
+//	    auth: {type: client_credentials, client_id: svc, client_secret: ${BILLING_SECRET}}
+//
+// Two flows:
+//
+//   - type: oauth, the authorization code flow with PKCE, for servers that act for a person.
+//     The person logs in once with mcpbridge login (see command mcpbridge); access tokens are
+//     refreshed silently with the refresh token from then on; a refresh token the server
+//     revoked means one more login.
+//   - type: client_credentials, machine to machine, no person: client_secret_basic (default),
+//     client_secret_post, or private_key_jwt with private_key_file: key.pem (RSA, P-256 or
+//     Ed25519; token_endpoint_auth: private_key_jwt). Tokens are fetched when needed and kept
+//     in memory only.
+//
+// Where tokens live: in one per-user file, <user config dir>/mcpbridge/tokens.json
+// (~/.config/mcpbridge/ on Linux, ~/Library/Application Support/mcpbridge/ on macOS,
+// %AppData%\mcpbridge\ on Windows), written 0600 in a 0700 directory and replaced atomically,
+// keyed by a hash of the server URL, client and type. The bridge refuses to read the file when
+// group or others can read it (chmod 600 it). Tokens, client secrets, codes and verifiers never
+// appear in logs, errors, probe output or --json; probe shows only the type, the access
+// token's expiry and whether a refresh token is kept.
+//
+// Headless by default: Connect never opens a browser or waits for a person. A server with no
+// usable token is skipped (or fails Connect, when required) with an error wrapping
+// ErrNeedsLogin that says what to run: "needs login: no OAuth token is stored for it; run
+// `mcpbridge login servers.yaml tracker`". A stored token that is expired is refreshed first;
+// a token the server rejects although it looked valid is refreshed once before giving up.
+//
+// Web applications log their own users in with Options.Authorizer: RedirectURL is the app's
+// callback, and Fetch sends the user to the authorization URL and returns the code, state and
+// iss the callback received (go-sdk checks the state and the issuer). Secret managers keep the
+// tokens with Options.TokenStore, an interface of three methods (LoadToken, SaveToken,
+// DeleteToken) over *StoredToken; Logout forgets a server's grant from whichever store.
+//
+//	set, err := bridge.Connect(ctx, cfgs, &bridge.Options{
+//		TokenStore: vaultStore, // your TokenStore
+//		Authorizer: &bridge.Authorizer{
+//			RedirectURL: "https://app.example/oauth/callback",
+//			Fetch:       app.redirectUserAndWaitForCallback, // func(ctx, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error)
+//		},
+//	})
+//
+// # Hostile servers
+//
+// A server is untrusted input: it may send what it likes, as large and as often as it likes,
+// and its text ends up on the operator's terminal and in the model's request. Every resource
+// it controls is bounded; over a limit, that server (or that tool) loses, never the host.
+//
+//   - One message (a stdio line, an HTTP response body, JSON or error body, an SSE event): 16
+//     MiB (DefaultMaxMessageBytes; Options.MaxMessageBytes, <0: no cap). Over it the body is
+//     cut at the limit (an endless body stops there; memory stays at a few copies of the
+//     limit), the session is dropped and the request fails naming the limit
+//     (transport.ErrMessageTooLarge); the next call redials.
+//   - Tools in one listing, all pages: 10,000 (DefaultMaxListTools; Options.MaxListTools); raw
+//     bytes of one listing's tool definitions: 32 MiB (DefaultMaxListBytes;
+//     Options.MaxListBytes); pages in one listing: 1,000, and a repeated cursor ends it. Over
+//     any of them the server (or the re-list) fails in phase tools/list naming the limit.
+//   - Worst-case validation work of a schema (subschema applications per value, each $ref
+//     target and allOf/anyOf/oneOf branch counted every time it is reached; a 40-level allOf
+//     chain is 2^40): 100,000 (DefaultMaxSchemaCost; Options.MaxSchemaCost). Subschemas in one
+//     schema (the validator compiles in time quadratic in them: 30,000 took a minute): 5,000
+//     (DefaultMaxSchemaNodes; Options.MaxSchemaNodes). Subschema nesting: 64 levels; schema
+//     size: 2 MiB. Over any of them there is no validation for that tool (the server still
+//     validates), a tool problem shown by probe.
+//   - Work of one validation: worst-case cost times the values in the arguments, at most 100 ×
+//     MaxSchemaCost; arguments deeper than 64 levels against a recursive schema. Over it that
+//     call is passed on unvalidated (debug log).
+//   - Time of our own work in a call (compiling, validating arguments and structuredContent):
+//     the call's deadline (ctx or CallTimeout). Over it the call fails with the deadline error;
+//     a compile that outlives it finishes in the background and serves the next call. Compile
+//     work at Connect: the connect timeout; schemas not compiled in time are compiled on first
+//     use.
+//   - Re-listing after tools/list_changed: one re-list at a time, coalesced; schemas whose
+//     bytes did not change are neither measured nor compiled again.
+//   - Control characters in human CLI output and log lines (C0 except newline and tab in text
+//     blocks, lone CR, DEL, C1) are always escaped as visible \u00XX; JSON CLI output (--json)
+//     is valid JSON with DEL and C1 written as \u escapes.
+//   - Invalid UTF-8 in Name, Description and Parameters is replaced by U+FFFD (a tool problem
+//     for Parameters), so json.Marshal(tools) is always valid.
+//   - App proxy requests: loopback Host and Origin only (403 otherwise; widen with
+//     Options.ProxyAllowedHosts and ProxyAllowedOrigins); App arguments are validated (400).
+//
+// Descendants that leave the process group: a stdio server's process group is killed at Close
+// (and when the server exits), which takes sh -c and npx grandchildren with it. A daemon that
+// double-forks and calls setsid leaves the group. Every server is started with
+// MCPBRIDGE_SERVER_TAG=<random> in its environment (transport.TagEnv), which descendants
+// inherit; on Linux Close finds every process of the same user whose /proc/<pid>/environ
+// carries the tag and SIGKILLs it. Not covered: a descendant that clears or rewrites its
+// environment before detaching (on any OS), and macOS and Windows, which have no such lookup
+// (on Windows the child's own children are not tracked at all). What a host can do: run
+// servers under a supervisor that owns the whole tree — on Linux a cgroup (systemd-run --user
+// --scope, a container), on macOS a launchd job, on Windows a Job object — or in a container.
+// (A child subreaper was rejected: PR_SET_CHILD_SUBREAPER is process-wide, so every orphan of
+// every library in the host would become the host's zombie to reap.)
+//
+// Schemas too deep for go-sdk's decoder: go-sdk v1.8.0 refuses any JSON-RPC message nested
+// more than 1,000 levels, before the bridge can look at it; for Streamable HTTP it fails the
+// connection while decoding the whole tools/list answer. Re-decoding per tool would mean
+// rewriting the message before go-sdk reads it (in the HTTP body and in the stdio line
+// reader), which the bridge does not do; such a server fails in phase tools/list with
+// go-sdk's "exceeded maximum nesting depth" and costs the other servers nothing.
 //
 // # Tracing
 //
@@ -63,4 +442,42 @@
 // goes into the request's params._meta so the server's spans join the host's trace. Metrics:
 // mcp.client.operation.duration (seconds) and mcpbridge.call.errors, by method, tool and
 // error.type. With no hooks and no provider a call costs what it did without them.
+//
+// Exposed resources and prompts get spans named after their method ("resources/read",
+// "prompts/get <prompt>", ...); call spans also carry the sizes (mcpbridge.args.bytes,
+// mcpbridge.result.bytes); mcp.client.operation.duration is a histogram and
+// mcpbridge.call.errors a counter.
+//
+// A trace from the SDK's in-memory exporter (one agent run: assembly, then a turn with two
+// calls to a Streamable HTTP server), printed as a tree (ExampleOptions_tracing builds one):
+//
+//	agent run  [internal] span=a5e46a883aa857b9 99.39ms
+//	  connect files  [client] span=2674fc121f272e1b 80.16ms
+//	      mcpbridge.server.id=files
+//	      mcp.protocol.version=2025-11-25
+//	      network.transport=tcp
+//	      network.protocol.name=http
+//	      mcpbridge.tools=3
+//	      event initialize mcpbridge.phase=initialize mcpbridge.duration_ms=78.468055
+//	      event tools/list mcpbridge.phase=tools/list mcpbridge.duration_ms=1.10838
+//	  agent turn 1  [internal] span=7642966453dee7b1 12.34ms
+//	    tools/call delete_file  [client] span=9256fe62b6dd13af 11.3ms
+//	        mcp.method.name=tools/call
+//	        mcpbridge.server.id=files
+//	        mcpbridge.call.origin=handler
+//	        gen_ai.tool.name=delete_file
+//	        gen_ai.operation.name=execute_tool
+//	        mcp.protocol.version=2025-11-25
+//	        network.transport=tcp
+//	        network.protocol.name=http
+//	        mcp.session.id=YFZLVN6H6B5PWWSC2W7ECKIRVQ
+//	        mcpbridge.args.bytes=20
+//	        mcpbridge.result.bytes=7
+//	    tools/call read_file  [client] span=1f56e831bdd91bc7 970µs
+//	        (same attributes)
+//
+// and the _meta the server received with each call:
+//
+//	map[traceparent:00-eb076aa1d0e26a8ee0936d297d039629-9256fe62b6dd13af-01]
+//	map[traceparent:00-eb076aa1d0e26a8ee0936d297d039629-1f56e831bdd91bc7-01]
 package bridge

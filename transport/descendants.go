@@ -9,7 +9,8 @@ import (
 // value unique to the connection. Its descendants inherit it, including daemons that
 // double-fork and call setsid to leave the process group; on Linux, Close finds those by the
 // tag (in /proc/<pid>/environ) and kills them. A process that clears its environment before
-// daemonizing escapes; see the README's "Hostile servers" section for what a host can do.
+// daemonizing escapes; see the "Hostile servers" section of package bridge for what a host
+// can do.
 const TagEnv = "MCPBRIDGE_SERVER_TAG"
 
 // newTag returns a fresh random tag value.

@@ -5,5 +5,5 @@ package transport
 import "log/slog"
 
 // killTagged is Linux-only: elsewhere a descendant that left the process group is not
-// found (see TagEnv and the README).
+// found (see TagEnv and the "Hostile servers" section of package bridge).
 func killTagged(string, *slog.Logger) int { return 0 }

@@ -12,7 +12,7 @@
 //	kinds, err := transport.Kinds(spec) // e.g. [http sse] for a URL
 //	for _, k := range kinds {
 //		c, err := transport.Open(spec, k)
-//		cs, err := client.Connect(longLivedCtx, c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+//		cs, err := client.Connect(longLivedCtx, c.Transport(), nil) // go-sdk negotiates the protocol version
 //		if err != nil {
 //			c.Close()
 //			if c.FallbackToSSE() { continue } // try the next kind
