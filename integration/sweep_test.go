@@ -16,7 +16,7 @@ import (
 	"github.com/ttalk/mcpbridge/bridge/provider"
 )
 
-var updateSweep = flag.Bool("update-sweep", false, "rewrite the compatibility table in README.md from this sweep")
+var updateSweep = flag.Bool("update-sweep", false, "rewrite the compatibility table in bridge/provider/doc.go from this sweep")
 
 // sweepServer is one popular npm MCP server of the compatibility sweep, pinned in
 // integration/sweep/package.json. Env values are placeholders, not credentials: they only
@@ -57,7 +57,7 @@ var sweepServers = []sweepServer{
 
 // TestSweep probes every server of the sweep through the bridge and records, per server,
 // whether it connects, how many tools it offers and what each model API would reject (as
-// sent → after adapting) in the table between the sweep markers in README.md. Opt-in, since
+// sent → after adapting) in the table in bridge/provider's package doc. Opt-in, since
 // it installs a lot: integration/sweep/run. Without -update-sweep it fails when the result
 // differs from the table, so a regression against real servers shows.
 func TestSweep(t *testing.T) {
@@ -149,27 +149,53 @@ func TestSweep(t *testing.T) {
 	table := b.String()
 	t.Logf("sweep:\n%s", table)
 
-	readme := filepath.Join("..", "README.md")
-	data, err := os.ReadFile(readme)
+	docFile := filepath.Join("..", "bridge", "provider", "doc.go")
+	data, err := os.ReadFile(docFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- sweep:begin -->\n", "<!-- sweep:end -->"
-	i, j := strings.Index(string(data), begin), strings.Index(string(data), end)
+	i, j := strings.Index(string(data), sweepBegin), strings.Index(string(data), sweepEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q … %q block", strings.TrimSpace(begin), end)
+		t.Fatalf("%s has no %q … %q block", docFile, strings.TrimSpace(sweepBegin), strings.TrimSpace(sweepEnd))
 	}
-	old := string(data[i+len(begin) : j])
+	old := uncommented(string(data[i+len(sweepBegin) : j]))
 	if *updateSweep {
-		out := string(data[:i+len(begin)]) + table + string(data[j:])
-		if err := os.WriteFile(readme, []byte(out), 0o644); err != nil {
+		out := string(data[:i+len(sweepBegin)]) + commented(table) + string(data[j:])
+		if err := os.WriteFile(docFile, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if withoutNotes(old) != withoutNotes(table) {
-		t.Errorf("the sweep differs from README.md (a regression, or servers changed: rerun with -update-sweep)\n--- README\n%s--- now\n%s", old, table)
+		t.Errorf("the sweep differs from %s (a regression, or servers changed: rerun with -update-sweep)\n--- doc\n%s--- now\n%s", docFile, old, table)
 	}
+}
+
+// The sweep's table sits in the package doc of bridge/provider between these lines, as a
+// preformatted block of the doc comment.
+const sweepBegin, sweepEnd = "// The sweep's table (integration/sweep/run writes it):\n//\n", "//\n// End of the sweep's table.\n"
+
+// commented turns the table into doc-comment lines: "//\t" before text, "//" for blank lines.
+func commented(table string) string {
+	var b strings.Builder
+	for l := range strings.SplitSeq(strings.TrimSuffix(table, "\n"), "\n") {
+		if l == "" {
+			b.WriteString("//\n")
+		} else {
+			b.WriteString("//\t" + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// uncommented is the inverse of commented.
+func uncommented(block string) string {
+	var b strings.Builder
+	for l := range strings.SplitSeq(strings.TrimSuffix(block, "\n"), "\n") {
+		l = strings.TrimPrefix(l, "//")
+		b.WriteString(strings.TrimPrefix(l, "\t") + "\n")
+	}
+	return b.String()
 }
 
 // sweepBin finds a package's bin script and installed version in dir/node_modules.

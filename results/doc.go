@@ -1,6 +1,7 @@
 // Package results turns the result of an MCP tools/call (a go-sdk *mcp.CallToolResult) into
 // what an agent's model reads: one string from [Flatten], plus typed [Part] values from
-// [Parts] for hosts whose model also takes images or audio.
+// [Parts] for hosts whose model also takes images or audio (text, image, audio, resource and
+// resource link parts, with MIME types and sizes).
 //
 // Flattening follows these rules, in order:
 //
@@ -21,8 +22,9 @@
 //     "io.modelcontextprotocol/serverInfo"); an entirely empty result reads {"content":[]}.
 //  4. For MCP App tools ([Options].App) the model reads content only: structuredContent is
 //     meant for the App's UI and is ignored by rules 1 and 3.
-//  5. The text is capped (default [DefaultMaxBytes]) by [Truncate], which keeps the head and
-//     the tail and says how many bytes it cut. A tool error keeps at least [MinErrorBytes].
+//  5. The text is capped (default [DefaultMaxBytes]; package bridge takes the cap from
+//     Options.MaxResultBytes) by [Truncate], which keeps the head and the tail and says how
+//     many bytes it cut, never splitting UTF-8. A tool error keeps at least [MinErrorBytes].
 //
 // The text is always valid UTF-8 (invalid sequences in server data become U+FFFD) and never
 // empty. A result with isError set is also returned as a *[ToolError] whose Text is the
