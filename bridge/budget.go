@@ -4,16 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/ttalk/mcpbridge/transport"
-)
-
-// Defaults of the budgets that bound what one server can make the bridge hold or do; see
-// Options and the README's "Hostile servers" section.
-const (
-	DefaultMaxMessageBytes = transport.DefaultMaxMessageBytes // one message: stdio line, HTTP body, SSE event
-	DefaultMaxListTools    = 10_000                           // tools in one server's listing, all pages
-	DefaultMaxListBytes    = 32 << 20                         // raw bytes of one server's listing, all pages
 )
 
 // errListBudget is wrapped by the error of a listing over MaxListTools or MaxListBytes.

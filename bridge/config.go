@@ -22,9 +22,6 @@ import (
 //	config_expand.go    ${VAR} expansion
 //	config_suggest.go   "did you mean" suggestions for misspelt keys
 
-// maxConfigSize bounds a servers file read by ReadConfig.
-const maxConfigSize = 8 << 20
-
 // ConfigFile is a parsed servers file with its warnings, for tools that display them (the
 // CLI). Servers holds the enabled servers in file order.
 type ConfigFile struct {

@@ -33,9 +33,6 @@ func (p *parser) timeouts(s *serverState, k, v *yaml.Node) {
 	}
 }
 
-// maxTimeout bounds configured timeouts (and keeps number conversions in range).
-const maxTimeout = 1000 * time.Hour
-
 // duration reads a positive duration: a Go duration string ("30s"), or, when unit is not 0,
 // a number of units.
 func (p *parser) duration(s *serverState, v *yaml.Node, field string, unit time.Duration) time.Duration {

@@ -10,9 +10,6 @@ import (
 // os.LookupEnv is one.
 type lookupFunc func(name string) (string, bool)
 
-// maxExpandDepth bounds defaults nested inside defaults: ${A:-${B:-${C}}}.
-const maxExpandDepth = 8
-
 // unsetVarError says a variable without a default is not set. Expr is the reference as
 // written (it never holds a value).
 type unsetVarError struct{ Expr string }

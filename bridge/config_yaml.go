@@ -8,12 +8,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// nodeBudget bounds the YAML nodes visited, so aliases cannot make parsing quadratic.
-const nodeBudget = 200_000
-
-// maxErrors is how many problems one parse reports before it summarises the rest.
-const maxErrors = 20
-
 // parser collects the problems of one servers file.
 type parser struct {
 	name   string

@@ -376,25 +376,8 @@
 // and its text ends up on the operator's terminal and in the model's request. Every resource
 // it controls is bounded; over a limit, that server (or that tool) loses, never the host.
 //
-//   - One message (a stdio line, an HTTP response body, JSON or error body, an SSE event): 16
-//     MiB (DefaultMaxMessageBytes; Options.MaxMessageBytes, <0: no cap). Over it the body is
-//     cut at the limit (an endless body stops there; memory stays at a few copies of the
-//     limit), the session is dropped and the request fails naming the limit
-//     (transport.ErrMessageTooLarge); the next call redials.
-//   - Tools in one listing, all pages: 10,000 (DefaultMaxListTools; Options.MaxListTools); raw
-//     bytes of one listing's tool definitions: 32 MiB (DefaultMaxListBytes;
-//     Options.MaxListBytes); pages in one listing: 1,000, and a repeated cursor ends it. Over
-//     any of them the server (or the re-list) fails in phase tools/list naming the limit.
-//   - Worst-case validation work of a schema (subschema applications per value, each $ref
-//     target and allOf/anyOf/oneOf branch counted every time it is reached; a 40-level allOf
-//     chain is 2^40): 100,000 (DefaultMaxSchemaCost; Options.MaxSchemaCost). Subschemas in one
-//     schema (the validator compiles in time quadratic in them: 30,000 took a minute): 5,000
-//     (DefaultMaxSchemaNodes; Options.MaxSchemaNodes). Subschema nesting: 64 levels; schema
-//     size: 2 MiB. Over any of them there is no validation for that tool (the server still
-//     validates), a tool problem shown by probe.
-//   - Work of one validation: worst-case cost times the values in the arguments, at most 100 ×
-//     MaxSchemaCost; arguments deeper than 64 levels against a recursive schema. Over it that
-//     call is passed on unvalidated (debug log).
+//   - Every size, count, depth and time limit is listed under Limits below: its default,
+//     what it bounds, what happens past it and the option that changes it.
 //   - Time of our own work in a call (compiling, validating arguments and structuredContent):
 //     the call's deadline (ctx or CallTimeout). Over it the call fails with the deadline error;
 //     a compile that outlives it finishes in the background and serves the next call. Compile
@@ -408,7 +391,7 @@
 //   - Invalid UTF-8 in Name, Description and Parameters is replaced by U+FFFD (a tool problem
 //     for Parameters), so json.Marshal(tools) is always valid.
 //   - App proxy requests: loopback Host and Origin only (403 otherwise; widen with
-//     Options.ProxyAllowedHosts and ProxyAllowedOrigins); App arguments are validated (400).
+//     Options.ProxyAccess); App arguments are validated (400).
 //
 // Descendants that leave the process group: a stdio server's process group is killed at Close
 // (and when the server exits), which takes sh -c and npx grandchildren with it. A daemon that
@@ -430,6 +413,78 @@
 // reader), which the bridge does not do; such a server fails in phase tools/list with
 // go-sdk's "exceeded maximum nesting depth" and costs the other servers nothing.
 //
+// # Limits
+//
+// Everything a server, a servers file or a token endpoint controls is bounded; past a limit that
+// server (or that tool, or that file) loses, never the host. Options fields change the first group
+// (a zero field means the default); the rest are fixed. Generated from limitTable in limits.go.
+//
+//   - Options.ConnectTimeout, default 60s (DefaultConnectTimeout): one server's start-up: spawn or
+//     dial, initialize and every tools/list page (ServerConfig.ConnectTimeout wins; the caller's
+//     ctx deadline is an upper bound). Over it: the server is skipped, the error names the phase;
+//     schemas not compiled in time are compiled on first use.
+//   - Options.CallTimeout, default 60s (DefaultCallTimeout): one tool call, our own work in it
+//     included (compiling, validating arguments and structuredContent), unless ctx ends earlier
+//     (ServerConfig.CallTimeout wins). Over it: the call fails with the deadline error; a compile
+//     that outlives it finishes in the background and serves the next call.
+//   - Options.MaxResultBytes, default 100,000 bytes (DefaultMaxResultBytes): the text a Handler
+//     returns (<0: no cap). Over it: head and tail are kept with a marker saying how much was cut.
+//   - Options.MaxMessageBytes, default 16 MiB (DefaultMaxMessageBytes): one message a server sends:
+//     a stdio line, an HTTP response body (JSON or error body), an SSE event (<0: no cap). Over it:
+//     the body is cut at the limit (an endless body stops there; memory stays at a few copies of
+//     the limit), the session is dropped and the request fails naming the limit
+//     (transport.ErrMessageTooLarge); the next call redials.
+//   - Options.MaxListTools, default 10,000 (DefaultMaxListTools): tools in one server's listing,
+//     all pages. Over it: the server (or the re-list) fails in phase tools/list naming the limit.
+//   - Options.MaxListBytes, default 32 MiB (DefaultMaxListBytes): raw bytes of one server's tool
+//     definitions, all pages. Over it: as for MaxListTools.
+//   - Options.MaxSchemaCost, default 100,000 (DefaultMaxSchemaCost): worst-case validation work of
+//     one schema: subschema applications per value, each $ref target and allOf/anyOf/oneOf branch
+//     counted every time it is reached (a 40-level allOf chain is 2^40). Over it: the schema is not
+//     compiled: its tool is offered without validation (the server still validates), with a
+//     ToolProblem that probe shows.
+//   - Options.MaxSchemaNodes, default 5,000 (DefaultMaxSchemaNodes): subschemas in one schema,
+//     which bounds compile time (the validator compiles in time quadratic in them: 30,000 took a
+//     minute). Over it: as for MaxSchemaCost.
+//   - 1,000 (fixed, maxListPages): pages of one tools/list (a repeated cursor also ends it). Over
+//     it: as for MaxListTools.
+//   - 64 (fixed, schemaguard.MaxSchemaDepth): nesting of subschemas in one schema. Over it: as for
+//     MaxSchemaCost.
+//   - 2 MiB (fixed, schemaguard.MaxSchemaBytes): one schema decoded for validation. Over it: as for
+//     MaxSchemaCost, before any decoding work.
+//   - 100 (fixed, schemaguard.CallWorkFactor): work of one validation, as a multiple of
+//     MaxSchemaCost: worst-case cost times the values in the arguments (recursive schemas: times
+//     the argument depth, which may be at most MaxSchemaDepth). Over it: that call's arguments are
+//     passed on unvalidated (debug log).
+//   - 16 (fixed, schemaguard.MaxNullDepth): schema nesting looked through to decide whether a
+//     property accepts null. Over it: the null is kept and validation judges it.
+//   - 64 bytes (fixed, maxNameLen): a tool name given to the model. Over it: the name is cut with a
+//     short stable hash suffix.
+//   - 32 (fixed, maxUICache): ui:// resources cached per server (Options.UIResourceCacheTTL). Over
+//     it: expired entries make room; while all are live, resources are served uncached.
+//   - 2 KiB (fixed, stderrLogTail): a stdio server's stderr quoted in a log line. Over it: only the
+//     tail is logged.
+//   - 64 (fixed, maxPendingCallbacks): OnToolsChanged callbacks waiting behind a slow one. Over it:
+//     the oldest waiting callback is dropped.
+//   - 5s (fixed, sessionClose): closing one session, beyond the transport's own bound. Over it:
+//     Close stops waiting for it.
+//   - 30s (fixed, maxBackoff): the wait between redials of a server whose sessions keep dying. Over
+//     it: the backoff stops growing.
+//   - 10s (fixed, maxDiscoverWait): the wait for an answer to server/discover: a quarter of the
+//     connect timeout, at least 1s, at most this. Over it: initialize is tried (a legacy server).
+//   - 8 MiB (fixed, maxConfigSize): a servers file. Over it: LoadConfig fails naming the file.
+//   - 200,000 (fixed, nodeBudget): YAML nodes visited in one servers file, aliases expanded. Over
+//     it: LoadConfig fails naming the file.
+//   - 20 (fixed, maxErrors): problems one servers file reports. Over it: the rest are counted in
+//     one summary line.
+//   - 1000h (fixed, maxTimeout): a timeout written in a servers file. Over it: LoadConfig fails
+//     naming the server and the key.
+//   - 8 (fixed, maxExpandDepth): ${VAR:-default} defaults nested in defaults in a servers file.
+//     Over it: LoadConfig fails naming the key.
+//   - 4 MiB (fixed, oauth.MaxTokenFile): the OAuth token file read into memory. Over it: reading
+//     the store fails naming the file.
+//   - 1 MiB (fixed, oauth.MaxTokenResponse): a token endpoint's answer (client credentials). Over
+//     it: the rest is not read; the token request fails.
 // # Tracing
 //
 // The bridge uses the OpenTelemetry API only and records nothing until the host installs a

@@ -82,9 +82,6 @@ func (s *Server) relistOnce() {
 	}
 }
 
-// maxPendingCallbacks bounds the callbacks waiting behind a slow one; older ones are dropped.
-const maxPendingCallbacks = 64
-
 // notifier runs a server's host callbacks in order, on a goroutine of its own that is not
 // counted as background work: Close does not wait for it, so a callback may call Close (of
 // the server, its Set, or Tools) and return at once.

@@ -8,9 +8,6 @@ import (
 	"strings"
 )
 
-// maxNameLen is the longest tool name every major model API accepts (OpenAI, Anthropic, Gemini).
-const maxNameLen = 64
-
 var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 
 // ValidToolName reports whether name is accepted by every major model API:

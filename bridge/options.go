@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ttalk/mcpbridge/apps"
-	"github.com/ttalk/mcpbridge/results"
 )
 
 // Options tunes Connect and Dial. A nil *Options and zero fields mean the documented defaults.
@@ -132,13 +131,6 @@ type Options struct {
 	Propagator propagation.TextMapPropagator
 }
 
-// Defaults used when Options and ServerConfig leave a field zero.
-const (
-	DefaultConnectTimeout = 60 * time.Second
-	DefaultCallTimeout    = 60 * time.Second
-	DefaultMaxResultBytes = results.DefaultMaxBytes
-)
-
 // options is Options with every default filled in; Connect copies the caller's Options once.
 type options struct {
 	Options
@@ -156,27 +148,7 @@ func resolve(o *Options) *options {
 	}
 	r.logger = r.Logger
 	r.tel = newTelemetry(&r.Options)
-	if r.ConnectTimeout <= 0 {
-		r.ConnectTimeout = DefaultConnectTimeout
-	}
-	if r.CallTimeout <= 0 {
-		r.CallTimeout = DefaultCallTimeout
-	}
-	if r.MaxResultBytes == 0 {
-		r.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if r.MaxListTools <= 0 {
-		r.MaxListTools = DefaultMaxListTools
-	}
-	if r.MaxListBytes <= 0 {
-		r.MaxListBytes = DefaultMaxListBytes
-	}
-	if r.MaxSchemaCost <= 0 {
-		r.MaxSchemaCost = DefaultMaxSchemaCost
-	}
-	if r.MaxSchemaNodes <= 0 {
-		r.MaxSchemaNodes = DefaultMaxSchemaNodes
-	}
+	fillLimits(&r.Options)
 	if r.ClientInfo == nil {
 		r.ClientInfo = &mcp.Implementation{Name: "mcpbridge", Version: moduleVersion()}
 	}

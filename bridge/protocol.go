@@ -34,7 +34,6 @@ const (
 	modernVersion   = "2026-07-28" // the first version negotiated through server/discover
 	codeRejected    = -32005       // go-sdk's "rejected by transport": an HTTP failure, not the server's error
 	minDiscoverWait = time.Second
-	maxDiscoverWait = 10 * time.Second
 )
 
 // supportedVersion reports whether go-sdk speaks protocol version v.

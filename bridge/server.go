@@ -66,13 +66,8 @@ type Server struct {
 	bgIdle chan struct{} // closed when bgN drops to 0, for waitBackground
 }
 
-const (
-	maxListPages  = 1000
-	sessionClose  = 5 * time.Second // bound on closing one session beyond the transport's own bound
-	maxBackoff    = 30 * time.Second
-	firstBackoff  = 500 * time.Millisecond
-	stderrLogTail = 2048
-)
+// firstBackoff is the first wait before redialling a server whose session died (maxBackoff caps it).
+const firstBackoff = 500 * time.Millisecond
 
 func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	life, stop := context.WithCancel(context.Background())

@@ -8,9 +8,6 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 )
 
-// maxUICache bounds how many ui:// resources one server keeps cached.
-const maxUICache = 32
-
 type cachedResource struct {
 	res     *mcp.ReadResourceResult
 	expires time.Time

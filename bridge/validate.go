@@ -12,18 +12,6 @@ import (
 // Schema guarding (internal/schemaguard) as a Server uses it: the budgets from Options, the
 // per-server cache of measured schemas, and the argument stage of a call (see call.go).
 
-// Schema budgets: a schema over either is not compiled and its tool is offered without
-// validation (the server still validates), with a ToolProblem saying why.
-const (
-	// DefaultMaxSchemaCost is the default worst-case number of subschema applications for one
-	// instance location: $ref targets and allOf/anyOf/oneOf branches counted each time they
-	// are reached, as if every branch were taken.
-	DefaultMaxSchemaCost = 100_000
-	// DefaultMaxSchemaNodes is the default cap on the subschemas of one schema, which bounds
-	// compile time (quadratic in the library): about 0.5 s at the cap on a busy machine.
-	DefaultMaxSchemaNodes = 5_000
-)
-
 // schema returns the validator of raw (what: "inputSchema" or "outputSchema"), or nil and a
 // problem saying why validation is off; see schemaguard.Cache.Schema.
 func (s *Server) schema(ctx context.Context, raw json.RawMessage, what string) (*schemaguard.Schema, string) {

@@ -25,8 +25,8 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// maxTokenResponse bounds a token endpoint's answer.
-const maxTokenResponse = 1 << 20
+// MaxTokenResponse bounds a token endpoint's answer (listed in bridge/limits.go).
+const MaxTokenResponse = 1 << 20
 
 // clientAuthMethod is the token endpoint authentication of a client credentials config.
 func clientAuthMethod(a *Config) (string, error) {
@@ -179,7 +179,7 @@ func (c *ccSource) fetch(ctx context.Context) (*oauth2.Token, error) {
 		return nil, fmt.Errorf("auth: token endpoint: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxTokenResponse))
 	if err != nil {
 		return nil, fmt.Errorf("auth: token endpoint: %w", err)
 	}

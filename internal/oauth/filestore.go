@@ -10,8 +10,8 @@ import (
 	"runtime"
 )
 
-// maxTokenFile bounds the token file read into memory.
-const maxTokenFile = 4 << 20
+// MaxTokenFile bounds the token file read into memory (listed in bridge/limits.go).
+const MaxTokenFile = 4 << 20
 
 // ReadFile reads a token file (bridge.FileTokenStore's): a JSON object of grants by key.
 // A missing file is empty. It refuses a file that group or others can read (on Unix) and
@@ -32,8 +32,8 @@ func ReadFile[T any](path string) (map[string]*T, error) {
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("token store: %s is readable by others (mode %v); refusing to use it: chmod 600 it", path, fi.Mode().Perm())
 	}
-	if fi.Size() > maxTokenFile {
-		return nil, fmt.Errorf("token store: %s is larger than %d bytes", path, maxTokenFile)
+	if fi.Size() > MaxTokenFile {
+		return nil, fmt.Errorf("token store: %s is larger than %d bytes", path, MaxTokenFile)
 	}
 	m := map[string]*T{}
 	if err := json.NewDecoder(f).Decode(&m); err != nil {

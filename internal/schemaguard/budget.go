@@ -17,8 +17,8 @@ import (
 // validates), with a problem saying why. The budgets themselves (worst-case cost, subschema
 // count) are the caller's: see Limits.
 
-// maxSchemaDepth caps the nesting of subschemas.
-const maxSchemaDepth = 64
+// MaxSchemaDepth caps the nesting of subschemas.
+const MaxSchemaDepth = 64
 
 // schemaLimits are the budgets one schema is measured against.
 type schemaLimits struct {
@@ -213,10 +213,10 @@ func (m *schemaMeter) eachChild(obj map[string]any, ptr string, withDefs bool, f
 }
 
 // costDepth is the instance depth the worst-case cost is measured for. Subschemas nest at
-// most maxSchemaDepth levels, so for a schema without recursion the cost at costDepth is
+// most MaxSchemaDepth levels, so for a schema without recursion the cost at costDepth is
 // the cost for any instance; a recursive schema's cost grows with the instance's depth, and
 // arguments nested deeper than costDepth are not validated against it (see lazySchema).
-const costDepth = maxSchemaDepth
+const costDepth = MaxSchemaDepth
 
 // Keywords whose subschemas apply to the same instance location as the schema itself (the
 // others apply to its properties or items, one level down).

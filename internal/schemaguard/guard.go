@@ -14,9 +14,10 @@ import (
 )
 
 const (
-	// maxSchemaBytes caps a schema the bridge decodes for validation: larger ones are offered
-	// without validation, before any decoding work.
-	maxSchemaBytes = 2 << 20
+	// MaxSchemaBytes caps a schema the bridge decodes for validation: larger ones are offered
+	// without validation, before any decoding work. bridge/limits.go lists it with every
+	// other limit, as it does CallWorkFactor, MaxSchemaDepth and MaxNullDepth.
+	MaxSchemaBytes = 2 << 20
 	// keepCompiledNodes: a schema with more subschemas than this stays compiled after the
 	// assembly check (recompiling it on first use would cost noticeable time); smaller ones
 	// are dropped (a compiled schema costs about 20 KB) and compiled again on first use.
@@ -25,9 +26,9 @@ const (
 	// run on the caller's goroutine; larger ones run on their own so that the caller's
 	// deadline holds.
 	inlineWork = 20_000
-	// callWorkFactor: one validation may do at most MaxSchemaCost*callWorkFactor subschema
+	// CallWorkFactor bounds one validation: at most Limits.MaxCost*CallWorkFactor subschema
 	// applications in the worst case; larger value/schema pairs are not validated.
-	callWorkFactor = 100
+	CallWorkFactor = 100
 )
 
 // ErrValidationSkipped reports a value too large (or too deep for a recursive schema) to
@@ -94,7 +95,7 @@ type Limits struct {
 }
 
 func (lim Limits) schemaLimits() schemaLimits {
-	return schemaLimits{maxCost: int64(lim.MaxCost), maxNodes: lim.MaxNodes, maxDepth: maxSchemaDepth}
+	return schemaLimits{maxCost: int64(lim.MaxCost), maxNodes: lim.MaxNodes, maxDepth: MaxSchemaDepth}
 }
 
 // Schema returns the validator of raw (what: "inputSchema" or "outputSchema"), or nil and a
@@ -133,8 +134,8 @@ func (c *Cache) Schema(ctx context.Context, raw json.RawMessage, what string, li
 
 // measure decodes raw and checks it against the budgets.
 func measure(raw json.RawMessage, lim schemaLimits) *schemaEntry {
-	if len(raw) > maxSchemaBytes {
-		return &schemaEntry{err: fmt.Errorf("it is larger than %d bytes", maxSchemaBytes), overBudget: true}
+	if len(raw) > MaxSchemaBytes {
+		return &schemaEntry{err: fmt.Errorf("it is larger than %d bytes", MaxSchemaBytes), overBudget: true}
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -154,7 +155,7 @@ func measure(raw json.RawMessage, lim schemaLimits) *schemaEntry {
 	return &schemaEntry{l: &Schema{
 		raw:     raw,
 		stats:   stats,
-		maxWork: lim.maxCost * callWorkFactor,
+		maxWork: lim.maxCost * CallWorkFactor,
 		keep:    stats.nodes > keepCompiledNodes,
 	}}
 }
@@ -168,8 +169,8 @@ func (l *Schema) ready() error {
 		return l.measureErr
 	}
 	l.pending = false
-	if len(l.raw) > maxSchemaBytes {
-		l.measureErr = fmt.Errorf("it is larger than %d bytes", maxSchemaBytes)
+	if len(l.raw) > MaxSchemaBytes {
+		l.measureErr = fmt.Errorf("it is larger than %d bytes", MaxSchemaBytes)
 		return l.measureErr
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(l.raw))
@@ -177,7 +178,7 @@ func (l *Schema) ready() error {
 		l.stats, err = measureSchema(doc, l.lim)
 	}
 	l.measureErr = err
-	l.maxWork = l.lim.maxCost * callWorkFactor
+	l.maxWork = l.lim.maxCost * CallWorkFactor
 	l.keep = l.stats.nodes > keepCompiledNodes
 	return err
 }

@@ -21,8 +21,8 @@ type NullPolicy struct {
 	drop map[string]bool
 }
 
-// maxNullDepth bounds the schema nesting acceptsNull looks through.
-const maxNullDepth = 16
+// MaxNullDepth bounds the schema nesting acceptsNull looks through.
+const MaxNullDepth = 16
 
 // Drop returns args without the top-level null members that schema (the tool's inputSchema,
 // the same every call) lets the Handler drop, and the names dropped. args is a valid JSON
@@ -97,7 +97,7 @@ func acceptsNull(s any, depth int) bool {
 	case bool:
 		return s
 	case map[string]any:
-		if depth > maxNullDepth {
+		if depth > MaxNullDepth {
 			return true
 		}
 		for _, k := range []string{"$ref", "$dynamicRef", "not", "if"} {
