@@ -11,7 +11,7 @@ import (
 
 // The servers-file reader is split by concern:
 //
-//	config.go           LoadConfig, ReadConfig, ParseConfig and the file format (on LoadConfig)
+//	config.go           LoadConfig, ReadConfig and the file format (on LoadConfig)
 //	config_yaml.go      walking YAML: positions, errors, the node budget, aliases and merge keys
 //	                    (go-yaml's error texts are matched in deptext.go)
 //	config_file.go      the document level: where the servers map is, dialects' selections
@@ -32,7 +32,7 @@ type ConfigFile struct {
 // LoadConfig reads a servers file and returns the enabled servers in file order. Warnings
 // (foreign dialects' unknown keys, unresolvable ${input:...}) are logged to slog.Default() at
 // Warn. Variables are expanded from the process environment. [ReadConfig] returns the
-// warnings instead; [ParseConfig] reads from memory.
+// warnings instead.
 //
 // The file format (dialects, keys and aliases, variables, unknown keys, limits) is the package
 // documentation's section "The servers file".
@@ -62,17 +62,12 @@ func ReadConfig(path string) (*ConfigFile, error) {
 	if len(data) > maxConfigSize {
 		return nil, fmt.Errorf("read servers file %s: larger than %d bytes", path, maxConfigSize)
 	}
-	return ParseConfig(data, path)
+	return parseConfig(data, path, os.LookupEnv)
 }
 
-// ParseConfig parses a servers file held in data (format: [LoadConfig]), expanding variables
-// from the process environment. name is used in messages ("name:line: ..."). The error, if
-// any, lists every problem found (up to a limit), each with its line.
-func ParseConfig(data []byte, name string) (*ConfigFile, error) {
-	return parseConfig(data, name, os.LookupEnv)
-}
-
-// parseConfig is ParseConfig with the environment injected.
+// parseConfig parses a servers file held in data, expanding variables with lookup. name is
+// used in messages ("name:line: ..."). The error, if any, lists every problem found (up to
+// maxErrors), each with its line.
 func parseConfig(data []byte, name string, lookup lookupFunc) (*ConfigFile, error) {
 	p := newParser(name, lookup)
 	var root yaml.Node

@@ -438,9 +438,9 @@ func TestLoadConfigEnv(t *testing.T) {
 	if len(cfgs) != 1 || cfgs[0].Headers["Authorization"] != "Bearer tok" {
 		t.Errorf("LoadConfig = %v", cfgs)
 	}
-	cf, err := ParseConfig([]byte(data), "p.yaml")
+	cf, err := parseConfig([]byte(data), "p.yaml", os.LookupEnv)
 	if err != nil || len(cf.Warnings) != 0 || cf.Servers[0].Auth == nil || cf.Servers[0].Auth.Type != AuthOAuth {
-		t.Errorf("ParseConfig = %v, %v (Gemini's oauth block is read as OAuth)", cf, err)
+		t.Errorf("parseConfig = %v, %v (Gemini's oauth block is read as OAuth)", cf, err)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -189,7 +191,11 @@ func TestExposeInServersFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cf, err := bridge.ParseConfig([]byte("servers:\n  s:\n    command: x\n    "+tt.entry+"\n"), "servers.yaml")
+			path := filepath.Join(t.TempDir(), "servers.yaml")
+			if err := os.WriteFile(path, []byte("servers:\n  s:\n    command: x\n    "+tt.entry+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfgs, err := bridge.LoadConfig(path)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "servers.yaml:4") {
 					t.Errorf("err = %v, want servers.yaml:4 and %q", err, tt.err)
@@ -199,7 +205,7 @@ func TestExposeInServersFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := cf.Servers[0].Expose; strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			if got := cfgs[0].Expose; strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("Expose = %q, want %q", got, tt.want)
 			}
 		})
