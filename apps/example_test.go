@@ -72,7 +72,7 @@ func (s servers) Proxy(_ context.Context, req apps.ProxyRequest) (json.RawMessag
 func ExampleNewHandler() {
 	hash := apps.ServerHash("http", "http://localhost:3001/mcp")
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp-proxy", apps.NewHandler(servers{hash: `{"content":[{"type":"text","text":"12:00"}]}`}))
+	mux.Handle("POST /mcp-proxy", apps.NewHandler(servers{hash: `{"content":[{"type":"text","text":"12:00"}]}`}, nil))
 
 	for _, body := range []string{
 		`{"serverHash":"` + hash + `","method":"tools/call","params":{"name":"get-time"}}`,

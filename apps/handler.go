@@ -24,7 +24,8 @@ const MaxRequestBytes = 4 << 20
 
 // NewHandler returns an http.Handler serving the proxy contract: a POST whose body is a
 // JSON [ProxyRequest] is checked with [ValidateRequest] and passed to p.Proxy with the
-// request's context. Status codes:
+// request's context. opts says which Host and Origin values are accepted besides loopback
+// ones; nil accepts loopback only (see [HandlerOptions]). Status codes:
 //
 //   - 200: the raw MCP result bytes, unchanged, as application/json ({} when the result is
 //     empty, as for a notification).
@@ -47,13 +48,7 @@ const MaxRequestBytes = 4 << 20
 // Error responses are application/json {"error":"…"} holding only the error's own text.
 // The handler keeps no state and may be mounted at any path of an existing mux. p must not
 // be nil; a nil p answers every valid request with 502.
-func NewHandler(p Proxier) http.Handler {
-	return NewHandlerWithOptions(p, nil)
-}
-
-// NewHandlerWithOptions is NewHandler with the Host and Origin checks of opts; nil means the
-// defaults (loopback only; see [HandlerOptions]).
-func NewHandlerWithOptions(p Proxier, opts *HandlerOptions) http.Handler {
+func NewHandler(p Proxier, opts *HandlerOptions) http.Handler {
 	h := handler{p: p}
 	if opts != nil {
 		h.opts.AllowedHosts = append([]string(nil), opts.AllowedHosts...)

@@ -83,7 +83,7 @@ func TestHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &recordingProxier{result: tt.result, err: tt.err}
-			h := NewHandler(p)
+			h := NewHandler(p, nil)
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			method := tt.method
@@ -160,7 +160,7 @@ func TestHandlerNilProxier(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(validBody))
 	req.Header.Set("Content-Type", "application/json")
-	NewHandler(nil).ServeHTTP(rec, req)
+	NewHandler(nil, nil).ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadGateway {
 		t.Errorf("status = %d, want %d", rec.Code, http.StatusBadGateway)
 	}

@@ -360,7 +360,7 @@ func TestHostileInvalidUTF8(t *testing.T) {
 func TestHostileProxyRequests(t *testing.T) {
 	srv := &hostileServer{tools: []string{toolJSON("count", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, "")}}
 	opts := quiet()
-	opts.ProxyAllowedOrigins = []string{"https://app.example"}
+	opts.ProxyAccess.AllowedOrigins = []string{"https://app.example"}
 	set, err := connectSet(t, []bridge.ServerConfig{{ID: "s", URL: srv.start(t)}}, opts)
 	if err != nil {
 		t.Fatal(err)

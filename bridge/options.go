@@ -97,12 +97,9 @@ type Options struct {
 	// Default DefaultMaxSchemaNodes (5,000).
 	MaxSchemaNodes int
 
-	// ProxyAllowedHosts are Host header values Set.ProxyHandler accepts besides loopback
-	// names ("name" or "name:port"; "*" for any). See apps.HandlerOptions.
-	ProxyAllowedHosts []string
-	// ProxyAllowedOrigins are browser origins Set.ProxyHandler accepts besides loopback
-	// origins ("scheme://host[:port]"; "*" for any). See apps.HandlerOptions.
-	ProxyAllowedOrigins []string
+	// ProxyAccess lists the Host header values and browser origins Set.ProxyHandler accepts
+	// besides loopback ones (see apps.HandlerOptions). The zero value accepts loopback only.
+	ProxyAccess apps.HandlerOptions
 
 	// BeforeCall, when set, runs before every tool call (Handler, Server.CallTool, an App's
 	// tools/call through Set.Proxy; see Call.Origin), after the arguments were checked and,

@@ -56,7 +56,7 @@ type Set struct {
 	failed  []*ServerError // skipped servers, config order
 	tools   Tools          // model-visible tools, named across the set
 
-	proxyAccess apps.HandlerOptions // Options.ProxyAllowedHosts and ProxyAllowedOrigins
+	proxyAccess apps.HandlerOptions // Options.ProxyAccess, copied
 
 	closeOnce sync.Once
 	closeErr  error
@@ -92,7 +92,7 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		return nil, err
 	}
 	o := resolve(opts)
-	set := &Set{proxyAccess: apps.HandlerOptions{AllowedHosts: o.ProxyAllowedHosts, AllowedOrigins: o.ProxyAllowedOrigins}}
+	set := &Set{proxyAccess: o.ProxyAccess}
 	servers := make([]*Server, len(cfgs))
 	errs := make([]*ServerError, len(cfgs))
 	var wg sync.WaitGroup
@@ -218,11 +218,11 @@ func (set *Set) Proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessa
 
 // ProxyHandler returns an http.Handler serving Proxy as JSON over POST (see apps.NewHandler).
 // It answers only requests whose Host is a loopback name and whose browser Origin, if any,
-// is a loopback origin, plus those Options.ProxyAllowedHosts and ProxyAllowedOrigins allow
+// is a loopback origin, plus those Options.ProxyAccess allows
 // (DNS rebinding and cross-site requests). It does no authentication: a host that exposes it
 // beyond loopback must add its own.
 func (set *Set) ProxyHandler() http.Handler {
-	return apps.NewHandlerWithOptions(set, &set.proxyAccess)
+	return apps.NewHandler(set, &set.proxyAccess)
 }
 
 // Close closes every server of the set concurrently: in-flight calls are cancelled and stdio
