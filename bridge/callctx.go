@@ -5,7 +5,7 @@ import (
 	"maps"
 	"net/http"
 
-	"github.com/ttalk/mcpbridge/transport"
+	"github.com/ttalk/mcpbridge/internal/callheaders"
 )
 
 // WithCallHeaders returns a copy of ctx under which the requests of a call (a Handler,
@@ -23,7 +23,7 @@ import (
 // A request that redials a dead session runs under the server's own context, so the
 // headers of the call that found the session dead are not used for the new initialize.
 func WithCallHeaders(ctx context.Context, h http.Header) context.Context {
-	return transport.WithHeaders(ctx, h)
+	return callheaders.With(ctx, h)
 }
 
 type callMetaKey struct{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/internal/callheaders"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -23,13 +24,13 @@ func TestPerCallHeadersReachOnlyThatCall(t *testing.T) {
 			cs := session(t, ctx, c)
 			listAll(t, ctx, cs)
 			before := len(hs.requests())
-			callCtx := transport.WithHeaders(ctx, http.Header{
+			callCtx := callheaders.With(ctx, http.Header{
 				"Authorization":  {"Bearer user-1"},
 				"x-tenant":       {"t1"},
 				"Mcp-Session-Id": {"forged"}, // owned by the transport: ignored
 				"Content-Type":   {"text/plain"},
 			})
-			callCtx = transport.WithHeaders(callCtx, http.Header{"X-Tenant": {"t2"}}) // later wins
+			callCtx = callheaders.With(callCtx, http.Header{"X-Tenant": {"t2"}}) // later wins
 			if _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "t1", Arguments: map[string]any{}}); err != nil {
 				t.Fatalf("call with per-call headers: %v", err)
 			}
@@ -79,7 +80,7 @@ func TestPerCallHeadersRedactedAndKeptOnHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx := transport.WithHeaders(testCtx(t), http.Header{"Authorization": {"Bearer PERCALLSECRET"}})
+	ctx := callheaders.With(testCtx(t), http.Header{"Authorization": {"Bearer PERCALLSECRET"}})
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil {

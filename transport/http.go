@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/ttalk/mcpbridge/internal/callheaders"
 	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
@@ -107,7 +108,7 @@ func hostKey(u *url.URL) string {
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
-	perCall := headersFrom(req.Context())
+	perCall := callheaders.From(req.Context())
 	if sameURL(req.URL, rt.ep.redacted) {
 		u := *rt.ep.real
 		out.URL = &u
@@ -239,7 +240,7 @@ func isInitialize(body []byte) bool {
 }
 
 // secretsWith returns the strings no error may show: the connection's own secrets and the
-// values of the call's per-call headers (WithHeaders).
+// values of the call's per-call headers (bridge.WithCallHeaders).
 func (rt *roundTripper) secretsWith(perCall http.Header) []string {
 	if len(perCall) == 0 {
 		return rt.secrets
