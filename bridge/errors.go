@@ -40,6 +40,11 @@ const (
 	PhaseRead       Phase = "resources/read" // reading a resource (Server.ReadResource, the App proxy)
 	PhasePing       Phase = "ping"           // Server.Ping and the App proxy's ping
 	PhaseClose      Phase = "close"          // closing the session or stopping the process
+
+	// The requests of the tools that expose resources and prompts (ServerConfig.Expose).
+	PhaseListResources Phase = "resources/list"
+	PhaseListPrompts   Phase = "prompts/list"
+	PhaseGetPrompt     Phase = "prompts/get"
 )
 
 // ErrInvalidArguments is wrapped by the error a Handler returns when the model's arguments
@@ -51,9 +56,12 @@ var ErrInvalidArguments = schemaguard.ErrInvalidArguments
 // contacted.
 var ErrToolGone = errors.New("the server no longer offers this tool")
 
-// ErrUnknownTool is wrapped by the error of a call, through Set.Proxy or a lookup, to a tool
-// the server never listed.
-var ErrUnknownTool = errors.New("the server offers no such tool")
+// ErrUnknownTool is wrapped by the error of a call to a tool name nobody listed: a Tool's
+// Handler or Invoke whose RemoteName is not in its Server's listing (a Tool value the host
+// built or changed), and package provider's Toolset.Run for a name the model made up. The
+// server is not contacted. (Set.Proxy answers an App's unknown tool with
+// apps.ErrToolNotAllowed; Server.CallTool passes any name to the server.)
+var ErrUnknownTool = errors.New("unknown tool")
 
 // errServerClosed is the cause of every request made after Close.
 var errServerClosed = errors.New("server closed")

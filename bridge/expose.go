@@ -21,13 +21,6 @@ const (
 	ExposePrompts = "prompts"
 )
 
-// The phases of requests made by the tools that expose resources and prompts.
-const (
-	PhaseListResources Phase = "resources/list"
-	PhaseListPrompts   Phase = "prompts/list"
-	PhaseGetPrompt     Phase = "prompts/get"
-)
-
 // checkExpose rejects unknown ServerConfig.Expose values.
 func checkExpose(cfg ServerConfig) error {
 	for _, e := range cfg.Expose {

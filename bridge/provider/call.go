@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -29,12 +30,9 @@ type Result struct {
 	// Text is what the model reads: the tool's output, or on failure the error's text.
 	Text string
 	// Err is nil on success. A tool's own failure is a *results.ToolError; invalid
-	// arguments wrap bridge.ErrInvalidArguments; an unknown tool is ErrUnknownTool.
+	// arguments wrap bridge.ErrInvalidArguments; an unknown tool wraps bridge.ErrUnknownTool.
 	Err error
 }
-
-// ErrUnknownTool is Result.Err when the model called a tool the toolset does not have.
-var ErrUnknownTool = errors.New("unknown tool")
 
 // ParseCall reads one tool call as the toolset's format delivers it (each Format constant
 // says in what shape).
@@ -58,7 +56,7 @@ func (ts *Toolset) ParseCall(raw json.RawMessage) (Call, error) {
 func (ts *Toolset) Run(ctx context.Context, c Call) Result {
 	i, ok := ts.byName[c.Name]
 	if !ok {
-		err := fmt.Errorf("%w %q", ErrUnknownTool, c.Name)
+		err := fmt.Errorf("%w %q", bridge.ErrUnknownTool, c.Name)
 		return Result{Call: c, Text: "error: " + err.Error(), Err: err}
 	}
 	e := ts.tools[i]

@@ -19,7 +19,7 @@
 //	part, err := ts.Handle(ctx, functionCallPart) // a functionCall part in, a functionResponse part out
 //
 // Toolset.Run and Toolset.ResultMessage are the two halves of Handle for hosts that want the
-// Go error (a *results.ToolError, bridge.ErrInvalidArguments, ErrUnknownTool, or a server
+// Go error (a *results.ToolError, bridge.ErrInvalidArguments, bridge.ErrUnknownTool, or a server
 // error); the model always gets the text. The examples are runnable agent-loop turns without
 // network, one per API. The package depends on no provider SDK; integration tests decode its
 // output into the official SDKs' types.
