@@ -195,7 +195,7 @@
 //	}}
 //
 // Audit: Options.AfterCall runs after every call with a CallEnd: Duration (approval
-// included), ArgsBytes, ResultBytes, ErrorKind ("", tool_error, denied, hook_error,
+// included), ArgsBytes, ResultBytes, Outcome ("", tool_error, denied, hook_error,
 // invalid_arguments, unknown_tool, tool_gone, timeout, canceled, server_closed, transport, or a
 // JSON-RPC error code such as -32602) and Err. Calls refused before reaching the server are
 // reported too. ExampleOptions_afterCall prints an audit line per call.

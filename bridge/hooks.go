@@ -77,31 +77,31 @@ type CallEnd struct {
 	// result for an App; for Server.CallTool the bytes of the result's content blocks
 	// (text, and binary data as decoded) plus its structuredContent's JSON. 0 on failure.
 	ResultBytes int
-	// ErrorKind classifies the outcome: "" when the call succeeded.
-	ErrorKind ErrorKind
+	// Outcome says how the call ended: OutcomeOK ("") when it succeeded.
+	Outcome Outcome
 	// Err is the error the caller got: nil on success, a *results.ToolError for the
 	// tool's own failure, a *DeniedError for a denial.
 	Err error
 }
 
-// ErrorKind classifies how a tool call ended. It is also the error.type attribute of the
+// Outcome classifies how a tool call ended. It is also the error.type attribute of the
 // call's span and metrics.
-type ErrorKind string
+type Outcome string
 
-// The kinds of a call's outcome. A JSON-RPC error from the server has its code as kind
+// The outcomes of a call. A JSON-RPC error from the server has its code as outcome
 // ("-32602").
 const (
-	KindOK               ErrorKind = ""
-	KindToolError        ErrorKind = "tool_error"        // the tool ran and reported isError
-	KindDenied           ErrorKind = "denied"            // BeforeCall denied it; the server was not contacted
-	KindHookError        ErrorKind = "hook_error"        // BeforeCall failed; the server was not contacted
-	KindInvalidArguments ErrorKind = "invalid_arguments" // refused before contacting the server
-	KindUnknownTool      ErrorKind = "unknown_tool"
-	KindToolGone         ErrorKind = "tool_gone"
-	KindTimeout          ErrorKind = "timeout"
-	KindCanceled         ErrorKind = "canceled"
-	KindServerClosed     ErrorKind = "server_closed"
-	KindTransport        ErrorKind = "transport" // the session or connection failed
+	OutcomeOK               Outcome = ""
+	OutcomeToolError        Outcome = "tool_error"        // the tool ran and reported isError
+	OutcomeDenied           Outcome = "denied"            // BeforeCall denied it; the server was not contacted
+	OutcomeHookError        Outcome = "hook_error"        // BeforeCall failed; the server was not contacted
+	OutcomeInvalidArguments Outcome = "invalid_arguments" // refused before contacting the server
+	OutcomeUnknownTool      Outcome = "unknown_tool"
+	OutcomeToolGone         Outcome = "tool_gone"
+	OutcomeTimeout          Outcome = "timeout"
+	OutcomeCanceled         Outcome = "canceled"
+	OutcomeServerClosed     Outcome = "server_closed"
+	OutcomeTransport        Outcome = "transport" // the session or connection failed
 )
 
 // DeniedError is the error of a call that Options.BeforeCall denied (return Deny(reason)).
@@ -205,7 +205,7 @@ func (ob *callObs) before(ctx context.Context, label string) error {
 	return &hookError{&ServerError{Server: ob.s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: BeforeCall: %w", label, err)}}
 }
 
-// hookError marks a call refused because BeforeCall failed (for its ErrorKind).
+// hookError marks a call refused because BeforeCall failed (for its Outcome).
 type hookError struct{ *ServerError }
 
 func (e *hookError) Unwrap() error { return e.ServerError }
@@ -218,13 +218,13 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 		Duration:    time.Since(ob.start),
 		ArgsBytes:   len(ob.call.Args),
 		ResultBytes: resultBytes,
-		ErrorKind:   errorKind(err),
+		Outcome:     outcomeOf(err),
 		Err:         err,
 	}
 	if isError && err == nil {
-		end.ErrorKind = KindToolError
+		end.Outcome = OutcomeToolError
 	}
-	if err != nil && end.ErrorKind != KindToolError {
+	if err != nil && end.Outcome != OutcomeToolError {
 		end.ResultBytes = 0
 	}
 	if he, ok := err.(*hookError); ok {
@@ -236,37 +236,37 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	}
 }
 
-// errorKind classifies err (see ErrorKind).
-func errorKind(err error) ErrorKind {
+// outcomeOf classifies err (see Outcome).
+func outcomeOf(err error) Outcome {
 	if err == nil {
-		return KindOK
+		return OutcomeOK
 	}
 	var te *results.ToolError
 	var je *jsonrpc.Error
 	var he *hookError
 	switch {
 	case errors.As(err, &te):
-		return KindToolError
+		return OutcomeToolError
 	case errors.Is(err, ErrDenied):
-		return KindDenied
+		return OutcomeDenied
 	case errors.As(err, &he):
-		return KindHookError
+		return OutcomeHookError
 	case errors.Is(err, ErrInvalidArguments):
-		return KindInvalidArguments
+		return OutcomeInvalidArguments
 	case errors.Is(err, ErrUnknownTool):
-		return KindUnknownTool
+		return OutcomeUnknownTool
 	case errors.Is(err, ErrToolGone):
-		return KindToolGone
+		return OutcomeToolGone
 	case errors.Is(err, errServerClosed):
-		return KindServerClosed
+		return OutcomeServerClosed
 	case errors.Is(err, context.DeadlineExceeded):
-		return KindTimeout
+		return OutcomeTimeout
 	case errors.Is(err, context.Canceled):
-		return KindCanceled
+		return OutcomeCanceled
 	case errors.As(err, &je):
-		return ErrorKind(strconv.FormatInt(je.Code, 10))
+		return Outcome(strconv.FormatInt(je.Code, 10))
 	}
-	return KindTransport
+	return OutcomeTransport
 }
 
 // modelName returns the model-visible name of the server's tool remote, or "".

@@ -103,7 +103,7 @@ func ExampleOptions_afterCall() {
 		AfterCall: func(ctx context.Context, c *bridge.Call, end *bridge.CallEnd) {
 			// A real log would add end.Duration.
 			fmt.Printf("audit: origin=%s server=%s tool=%s args=%dB result=%dB error=%q\n",
-				c.Origin, c.Server.ID(), c.RemoteName, end.ArgsBytes, end.ResultBytes, end.ErrorKind)
+				c.Origin, c.Server.ID(), c.RemoteName, end.ArgsBytes, end.ResultBytes, end.Outcome)
 		},
 	}
 	set, err := bridge.Connect(context.Background(), []bridge.ServerConfig{{ID: "files", URL: ts.URL}}, opts)

@@ -182,8 +182,8 @@ func TestDeniedCallsNeverReachTheServer(t *testing.T) {
 				t.Fatalf("the server ran %d calls; a denied call must never reach it", n)
 			}
 			c, end := audit.last(t)
-			if c.Origin != tt.origin || end.ErrorKind != bridge.KindDenied || !errors.Is(end.Err, bridge.ErrDenied) || end.ResultBytes != 0 {
-				t.Errorf("AfterCall saw origin %v, kind %q, err %v, %d result bytes", c.Origin, end.ErrorKind, end.Err, end.ResultBytes)
+			if c.Origin != tt.origin || end.Outcome != bridge.OutcomeDenied || !errors.Is(end.Err, bridge.ErrDenied) || end.ResultBytes != 0 {
+				t.Errorf("AfterCall saw origin %v, kind %q, err %v, %d result bytes", c.Origin, end.Outcome, end.Err, end.ResultBytes)
 			}
 		})
 	}
@@ -193,7 +193,7 @@ func TestDeniedCallsNeverReachTheServer(t *testing.T) {
 		t.Fatalf("allowed call: %q, %v (server calls %d)", out, err, hs.calls.Load())
 	}
 	_, end := audit.last(t)
-	if end.ErrorKind != bridge.KindOK || end.ResultBytes != len(out) || end.ArgsBytes != len(`{"path":"/a"}`) || end.Duration <= 0 {
+	if end.Outcome != bridge.OutcomeOK || end.ResultBytes != len(out) || end.ArgsBytes != len(`{"path":"/a"}`) || end.Duration <= 0 {
 		t.Errorf("AfterCall for an allowed call: %+v", end)
 	}
 }
@@ -271,19 +271,19 @@ func TestBeforeCallWaitIsBounded(t *testing.T) {
 		timeout  time.Duration
 		ctx      func() (context.Context, context.CancelFunc)
 		close    bool
-		wantKind bridge.ErrorKind
+		wantKind bridge.Outcome
 	}{
 		{"call timeout", 300 * time.Millisecond, func() (context.Context, context.CancelFunc) {
 			return context.WithCancel(context.Background())
-		}, false, bridge.KindTimeout},
+		}, false, bridge.OutcomeTimeout},
 		{"caller ctx cancelled", time.Minute, func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(200*time.Millisecond, cancel)
 			return ctx, cancel
-		}, false, bridge.KindCanceled},
+		}, false, bridge.OutcomeCanceled},
 		{"server closed", time.Minute, func() (context.Context, context.CancelFunc) {
 			return context.WithCancel(context.Background())
-		}, true, bridge.KindServerClosed},
+		}, true, bridge.OutcomeServerClosed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -317,8 +317,8 @@ func TestBeforeCallWaitIsBounded(t *testing.T) {
 			if hs.calls.Load() != 0 {
 				t.Error("the call reached the server without a decision")
 			}
-			if _, end := audit.last(t); end.ErrorKind != tt.wantKind {
-				t.Errorf("AfterCall kind = %q (err %v), want %q", end.ErrorKind, end.Err, tt.wantKind)
+			if _, end := audit.last(t); end.Outcome != tt.wantKind {
+				t.Errorf("AfterCall kind = %q (err %v), want %q", end.Outcome, end.Err, tt.wantKind)
 			}
 		})
 	}
@@ -346,14 +346,14 @@ func TestAfterCallOutcomes(t *testing.T) {
 	tests := []struct {
 		name string
 		call func() error
-		kind bridge.ErrorKind
+		kind bridge.Outcome
 		// resultBytes > 0 expected
 		result bool
 	}{
 		{"ok", func() error {
 			_, err := byName(t, tools, "read_file").Handler(ctx, json.RawMessage(`{"path":"p"}`))
 			return err
-		}, bridge.KindOK, true},
+		}, bridge.OutcomeOK, true},
 		{"tool error", func() error {
 			_, err := byName(t, tools, "broken").Handler(ctx, nil)
 			var te *results.ToolError
@@ -361,28 +361,28 @@ func TestAfterCallOutcomes(t *testing.T) {
 				t.Errorf("err = %v, want a ToolError", err)
 			}
 			return nil
-		}, bridge.KindToolError, true},
+		}, bridge.OutcomeToolError, true},
 		{"raw tool error", func() error {
 			res, err := srv.CallTool(ctx, "broken", nil)
 			if err != nil || !res.IsError {
 				t.Errorf("CallTool = %+v, %v", res, err)
 			}
 			return nil
-		}, bridge.KindToolError, true},
+		}, bridge.OutcomeToolError, true},
 		{"invalid arguments", func() error {
 			_, err := byName(t, tools, "read_file").Handler(ctx, json.RawMessage(`[1]`))
 			if !errors.Is(err, bridge.ErrInvalidArguments) {
 				t.Errorf("err = %v", err)
 			}
 			return nil
-		}, bridge.KindInvalidArguments, false},
+		}, bridge.OutcomeInvalidArguments, false},
 		{"hook error", func() error {
 			_, err := byName(t, tools, "read_file").Handler(ctx, json.RawMessage(`{"path":"hook-fails"}`))
 			if !errors.Is(err, hookErr) {
 				t.Errorf("err = %v, want the hook's error", err)
 			}
 			return nil
-		}, bridge.KindHookError, false},
+		}, bridge.OutcomeHookError, false},
 		{"unknown tool", func() error {
 			_, err := srv.CallTool(ctx, "no_such_tool", nil)
 			if err == nil {
@@ -397,10 +397,10 @@ func TestAfterCallOutcomes(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, end := audit.last(t)
-			if end.ErrorKind != tt.kind || (end.ResultBytes > 0) != tt.result {
-				t.Errorf("AfterCall: kind %q, %d result bytes, err %v; want kind %q, result %v", end.ErrorKind, end.ResultBytes, end.Err, tt.kind, tt.result)
+			if end.Outcome != tt.kind || (end.ResultBytes > 0) != tt.result {
+				t.Errorf("AfterCall: kind %q, %d result bytes, err %v; want kind %q, result %v", end.Outcome, end.ResultBytes, end.Err, tt.kind, tt.result)
 			}
-			if tt.kind != bridge.KindOK && tt.kind != bridge.KindToolError && end.Err == nil {
+			if tt.kind != bridge.OutcomeOK && tt.kind != bridge.OutcomeToolError && end.Err == nil {
 				t.Error("AfterCall got no error for a failed call")
 			}
 		})

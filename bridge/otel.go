@@ -255,8 +255,8 @@ func (t *telemetry) endCall(cs *callSpan, c *Call, end *CallEnd) {
 		return
 	}
 	if cs.span != nil {
-		if end.ErrorKind != KindOK {
-			cs.span.SetAttributes(semconv.ErrorTypeKey.String(string(end.ErrorKind)))
+		if end.Outcome != OutcomeOK {
+			cs.span.SetAttributes(semconv.ErrorTypeKey.String(string(end.Outcome)))
 			cs.span.SetStatus(codes.Error, oneLine(end.Err.Error()))
 		}
 		cs.span.SetAttributes(attrArgsBytes.Int(end.ArgsBytes), attrResultBytes.Int(end.ResultBytes))
@@ -267,13 +267,13 @@ func (t *telemetry) endCall(cs *callSpan, c *Call, end *CallEnd) {
 		if c.Method == "tools/call" {
 			attrs = append(attrs, semconv.GenAIToolName(c.RemoteName))
 		}
-		if end.ErrorKind != KindOK {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(string(end.ErrorKind)))
+		if end.Outcome != OutcomeOK {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(string(end.Outcome)))
 		}
 		set := metric.WithAttributes(attrs...)
 		ctx := context.Background()
 		cs.inst.duration.Record(ctx, end.Duration.Seconds(), set)
-		if end.ErrorKind != KindOK {
+		if end.Outcome != OutcomeOK {
 			cs.inst.errors.Add(ctx, 1, set)
 		}
 	}

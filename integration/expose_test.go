@@ -30,7 +30,7 @@ func TestEverythingExposesResourcesAndPrompts(t *testing.T) {
 		AfterCall: func(_ context.Context, c *bridge.Call, end *bridge.CallEnd) {
 			mu.Lock()
 			defer mu.Unlock()
-			audit = append(audit, c.Method+" "+string(end.ErrorKind))
+			audit = append(audit, c.Method+" "+string(end.Outcome))
 		},
 	})
 	tool := func(name string) bridge.Tool {
