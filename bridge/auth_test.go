@@ -112,7 +112,7 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 	logged := func(store bridge.TokenStore, authz *bridge.Authorizer) *bridge.Options {
 		o := oauthOpts(store, authz)
 		o.Logger = log.logger()
-		o.OnStatus = func(st bridge.ServerStatus) {
+		o.OnStatus = func(_ context.Context, st bridge.ServerStatus) {
 			if st.Err != nil {
 				log.mu.Lock()
 				errs = append(errs, st.Err.Error())

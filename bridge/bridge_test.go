@@ -96,7 +96,7 @@ func TestConnectAssemblesInConfigOrderAndSkipsFailures(t *testing.T) {
 	var mu sync.Mutex
 	statuses := map[string]bridge.ServerStatus{}
 	opts := quiet()
-	opts.OnStatus = func(st bridge.ServerStatus) {
+	opts.OnStatus = func(_ context.Context, st bridge.ServerStatus) {
 		mu.Lock()
 		statuses[st.ID] = st
 		mu.Unlock()
@@ -186,7 +186,7 @@ func TestAutoTypeFallsBackToSSE(t *testing.T) {
 	cfg.Type = ""
 	var status bridge.ServerStatus
 	opts := quiet()
-	opts.OnStatus = func(st bridge.ServerStatus) { status = st }
+	opts.OnStatus = func(_ context.Context, st bridge.ServerStatus) { status = st }
 	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -515,7 +515,7 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	}
 	opts := &bridge.Options{Logger: logger, TokenStore: &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}}
 	var statusText []string
-	opts.OnStatus = func(st bridge.ServerStatus) {
+	opts.OnStatus = func(_ context.Context, st bridge.ServerStatus) {
 		mu.Lock()
 		defer mu.Unlock()
 		if st.Err != nil {
@@ -559,7 +559,7 @@ func TestInProcessServer(t *testing.T) {
 	cfg := inProcessConfig(t, "mem", "basic", c)
 	var st bridge.ServerStatus
 	opts := quiet()
-	opts.OnStatus = func(s bridge.ServerStatus) { st = s }
+	opts.OnStatus = func(_ context.Context, s bridge.ServerStatus) { st = s }
 	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -601,7 +601,7 @@ func TestProgressReachesTheCaller(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var got []bridge.Progress
-			ctx := bridge.WithProgress(ctxT(t, 10*time.Second), func(p bridge.Progress) {
+			ctx := bridge.WithProgress(ctxT(t, 10*time.Second), func(_ context.Context, p bridge.Progress) {
 				mu.Lock()
 				got = append(got, p)
 				mu.Unlock()
@@ -770,7 +770,7 @@ func toolListChanged(t *testing.T, pin string) {
 	}}
 	changes := make(chan bridge.ToolsChange, 8)
 	opts := quiet()
-	opts.OnToolsChanged = func(c bridge.ToolsChange) { changes <- c }
+	opts.OnToolsChanged = func(_ context.Context, c bridge.ToolsChange) { changes <- c }
 	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -834,7 +834,7 @@ func TestCloseFromInsideCallbacks(t *testing.T) {
 		ready := make(chan struct{})
 		took := make(chan time.Duration, 1)
 		opts := quiet()
-		opts.OnToolsChanged = func(bridge.ToolsChange) {
+		opts.OnToolsChanged = func(context.Context, bridge.ToolsChange) {
 			<-ready
 			took <- closeTimed(t, set.Close)
 		}
@@ -878,7 +878,7 @@ func TestCloseFromInsideCallbacks(t *testing.T) {
 		}
 		took := make(chan time.Duration, 1)
 		var once sync.Once
-		ctx := bridge.WithProgress(ctxT(t, 10*time.Second), func(bridge.Progress) {
+		ctx := bridge.WithProgress(ctxT(t, 10*time.Second), func(context.Context, bridge.Progress) {
 			once.Do(func() { took <- closeTimed(t, set.Tools().Close) })
 		})
 		_, _ = byName(t, set.Tools(), "steps").Handler(ctx, nil) // may fail: the set closed mid-call

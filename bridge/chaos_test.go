@@ -160,7 +160,7 @@ func TestChaosHangAtStart(t *testing.T) {
 	opts := quiet()
 	var hangDone atomic.Int64 // when the hanging server's start-up ended, in ns since start
 	start := time.Now()
-	opts.OnStatus = func(st bridge.ServerStatus) {
+	opts.OnStatus = func(_ context.Context, st bridge.ServerStatus) {
 		if st.ID == "hang" {
 			hangDone.Store(int64(time.Since(start)))
 		}

@@ -26,6 +26,7 @@ func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error)
 // the log and OnStatus.
 func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server, *ServerError) {
 	ctx, span := o.tel.startConnect(ctx, cfg.ID)
+	statusCtx := ctx // for OnStatus: without the connect timeout set below
 	fail := func(s *Server, serr *ServerError, timings []PhaseTiming) (*Server, *ServerError) {
 		span.end(nil, serr)
 		st := ServerStatus{ID: cfg.ID}
@@ -46,7 +47,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		}
 		o.logger.Warn("mcp server skipped", attrs...)
 		if o.OnStatus != nil {
-			o.OnStatus(st)
+			o.OnStatus(statusCtx, st)
 		}
 		return nil, serr
 	}
@@ -83,7 +84,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	span.end(s, nil)
 	s.log.Debug("mcp server connected", "tools", len(st.ModelTools), "transport", st.Transport)
 	if o.OnStatus != nil {
-		o.OnStatus(st)
+		o.OnStatus(statusCtx, st)
 	}
 	return s, nil
 }

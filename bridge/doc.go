@@ -65,7 +65,7 @@
 //
 // WithProgress passes a long-running tool's progress notifications to the caller:
 //
-//	ctx = bridge.WithProgress(ctx, func(p bridge.Progress) {
+//	ctx = bridge.WithProgress(ctx, func(_ context.Context, p bridge.Progress) {
 //		ui.Status(fmt.Sprintf("%s: %.0f/%.0f %s", p.Tool, p.Progress, p.Total, p.Message))
 //	})
 //

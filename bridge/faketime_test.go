@@ -216,7 +216,7 @@ func TestProgressLinger(t *testing.T) {
 		defer s.Close()
 		var mu sync.Mutex
 		var got []string
-		ctx := bridge.WithProgress(t.Context(), func(p bridge.Progress) {
+		ctx := bridge.WithProgress(t.Context(), func(_ context.Context, p bridge.Progress) {
 			mu.Lock()
 			got = append(got, p.Message)
 			mu.Unlock()

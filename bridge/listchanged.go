@@ -78,7 +78,7 @@ func (s *Server) relistOnce() {
 	s.log.Info("server changed its tools", "added", added, "removed", removed)
 	if fn := s.opts.OnToolsChanged; fn != nil {
 		change := ToolsChange{Server: s.cfg.ID, Added: added, Removed: removed}
-		s.notify.post(func() { fn(change) })
+		s.notify.post(func() { fn(s.life, change) })
 	}
 }
 

@@ -22,18 +22,23 @@ type Progress struct {
 type progressKey struct{}
 
 // WithProgress returns a context under which tool calls (Handler, Server.CallTool and
-// proxied tools/call) ask the server for progress notifications and pass each one to fn.
+// proxied tools/call) ask the server for progress notifications and pass each one to fn,
+// with the context of the call it belongs to (which may have ended by then).
 // fn runs on a goroutine of the server's own, one notification at a time and in order; it
 // may block briefly or close the server (at most 64 notifications wait behind a slow fn). go-sdk handles
 // notifications apart from responses, so some may reach fn shortly after the call returned;
 // those arriving more than progressLinger (2s) after it are dropped.
-func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
+func WithProgress(ctx context.Context, fn func(context.Context, Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
+// progressFunc returns WithProgress's fn bound to the call's ctx, or nil.
 func progressFunc(ctx context.Context) func(Progress) {
-	fn, _ := ctx.Value(progressKey{}).(func(Progress))
-	return fn
+	fn, _ := ctx.Value(progressKey{}).(func(context.Context, Progress))
+	if fn == nil {
+		return nil
+	}
+	return func(p Progress) { fn(ctx, p) }
 }
 
 // progressRoutes maps the progress tokens of a server's calls in flight to their callbacks.

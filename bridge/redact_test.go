@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -32,7 +33,7 @@ func TestBareKeyAndArgumentSecretsNeverLogged(t *testing.T) {
 		{ID: "dead-auto", URL: "http://127.0.0.1:1/mcp?a=1&" + secrets[3]},
 	}
 	var statusText []string
-	opts := &bridge.Options{Logger: logger, OnStatus: func(st bridge.ServerStatus) {
+	opts := &bridge.Options{Logger: logger, OnStatus: func(_ context.Context, st bridge.ServerStatus) {
 		mu.Lock()
 		defer mu.Unlock()
 		if st.Err != nil {

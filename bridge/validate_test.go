@@ -46,7 +46,7 @@ func TestRelistReusesCompiledSchemas(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := Dial(ctx, cfg, &Options{Logger: slog.New(slog.DiscardHandler), OnToolsChanged: func(ToolsChange) { changes.Add(1) }})
+	s, err := Dial(ctx, cfg, &Options{Logger: slog.New(slog.DiscardHandler), OnToolsChanged: func(context.Context, ToolsChange) { changes.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,7 +245,7 @@ func TestEverythingStdio(t *testing.T) {
 		tool := findTool(t, tools, "everything", "trigger-long-running-operation")
 		var mu sync.Mutex
 		var got []bridge.Progress
-		pctx := bridge.WithProgress(ctx, func(p bridge.Progress) {
+		pctx := bridge.WithProgress(ctx, func(_ context.Context, p bridge.Progress) {
 			mu.Lock()
 			got = append(got, p)
 			mu.Unlock()

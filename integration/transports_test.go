@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func TestEverythingHTTPTransports(t *testing.T) {
 					ctx := testContext(t, testTimeout)
 					var mu sync.Mutex
 					var statuses []bridge.ServerStatus
-					opts := &bridge.Options{OnStatus: func(st bridge.ServerStatus) {
+					opts := &bridge.Options{OnStatus: func(_ context.Context, st bridge.ServerStatus) {
 						mu.Lock()
 						defer mu.Unlock()
 						statuses = append(statuses, st)

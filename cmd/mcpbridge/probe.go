@@ -138,7 +138,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	set, cerr := bridge.Connect(ctx, cfgs, &bridge.Options{
 		Logger:         newLogger(con, bridgeLevel),
 		ConnectTimeout: fl.timeout,
-		OnStatus: func(st bridge.ServerStatus) {
+		OnStatus: func(_ context.Context, st bridge.ServerStatus) {
 			p.done(st, time.Since(start))
 		},
 	})
