@@ -237,15 +237,11 @@ func tokenKey(cfg ServerConfig) string {
 	return oauth.Key(cfg.URL, cfg.Auth.ClientID, cfg.Auth.Type)
 }
 
-// Logout forgets the stored OAuth grant of cfg (no-op when there is none or cfg has no
-// OAuth). opts may be nil; its TokenStore is used when set.
-func Logout(ctx context.Context, cfg ServerConfig, opts *Options) error {
+// Logout forgets the stored OAuth grant of cfg in store (no-op when there is none or cfg has
+// no OAuth). A nil store means DefaultTokenStore(), as for Options.TokenStore.
+func Logout(ctx context.Context, cfg ServerConfig, store TokenStore) error {
 	if cfg.Auth == nil {
 		return nil
-	}
-	store := TokenStore(nil)
-	if opts != nil {
-		store = opts.TokenStore
 	}
 	if store == nil {
 		fs, err := DefaultTokenStore()

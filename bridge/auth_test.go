@@ -194,7 +194,7 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 		}
 	})
 	t.Run("logout", func(t *testing.T) {
-		if err := bridge.Logout(context.Background(), cfg, oauthOpts(store, nil)); err != nil {
+		if err := bridge.Logout(context.Background(), cfg, store); err != nil {
 			t.Fatal(err)
 		}
 		tok, err := store.LoadToken(context.Background(), "x")
