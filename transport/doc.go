@@ -72,4 +72,22 @@
 // bodies (application/json and text/event-stream) as go-sdk reads them. For
 // stdio and legacy SSE the connection is wrapped and the decoded JSON-RPC
 // messages are inspected.
+//
+// # Stability
+//
+// This package is public so that a host can reach one server without the bridge, but its
+// one user in this module is package bridge, and much of it exists for the bridge alone.
+// These names are stable (kept compatible across minor versions once the module is tagged):
+//
+//   - [Spec] with its fields ID, Kind, Command, Args, Env, Dir, URL, Headers, Logger,
+//     StderrTailBytes, Grace, MaxFrameBytes and HTTPClient;
+//   - [Kind], [KindStdio], [KindHTTP], [KindSSE], [Kinds] and [Open];
+//   - [Conn] with Transport, TakeTools, FallbackToSSE, Stderr, Overrun and Close;
+//   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes], [TagEnv],
+//     [ErrMessageTooLarge], [ErrFrameTooLarge], [BudgetError] and [ErrUsed].
+//
+// Everything else serves the bridge's call path and may change in any release: Spec.OAuth
+// and Spec.InProcess with [KindInProcess]; Conn's CallTool, DirectCalls, Reached and
+// NonProtocolLines with [ErrNoDirectCall]; and [ProcessEnd]. Per-call headers are set with
+// bridge.WithCallHeaders.
 package transport
