@@ -40,15 +40,15 @@
 //   - bridge.Set.Lookup(idOrHash) finds a server by ID, then by hash (an ambiguous hash fails).
 //   - bridge.Set.Proxy(ctx, ProxyRequest{ServerID, ServerHash, Method, Params}) serves the
 //     App's tools/call, resources/read, ping and notifications/message, returning the raw MCP
-//     result; bridge.Set.ProxyHandler (or NewHandler(set)) serves it as JSON over POST (400 bad
+//     result; bridge.Set.ProxyHandler (or NewHandler(set, nil)) serves it as JSON over POST (400 bad
 //     request, 403 refused, 404 unknown server, 409 ambiguous hash). An App is as untrusted as
 //     a model: its tools/call arguments are validated the same way (400 when they do not
 //     match).
 //   - The proxy handler answers loopback only. Mounted on a local port it is reachable from
 //     every page the user's browser opens, so it refuses (403) a Host that is not a loopback
 //     name (DNS rebinding) and a browser Origin that is not a loopback origin (cross-site
-//     requests, "null" from sandboxed frames). bridge.Options.ProxyAllowedHosts and
-//     ProxyAllowedOrigins (or NewHandlerWithOptions) allow more. It does no authentication: a
+//     requests, "null" from sandboxed frames). A HandlerOptions allows more: the second
+//     argument of NewHandler, or bridge.Options.ProxyAccess. It does no authentication: a
 //     host that exposes it beyond loopback, or on a machine with other users, must put its own
 //     authentication in front.
 //   - bridge.Server.ReadResource fetches ui:// HTML (text or blob);

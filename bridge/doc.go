@@ -211,7 +211,7 @@
 // requests to the server's own host and port, and are handled like configured headers: never
 // logged, and replaced by *** in any error that quotes them. Headers the MCP transport owns
 // (Host, Content-Type, Accept, Mcp-Session-Id and every other Mcp-*) are never replaced;
-// stdio servers ignore them. Package transport offers the same as transport.WithHeaders.
+// stdio servers ignore them.
 //
 // Filtering tools per agent: Tools.Filter takes the servers file's globs (path.Match; "!"
 // excludes). It changes only what an agent is given: an App can still call a tool filtered
