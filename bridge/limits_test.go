@@ -155,7 +155,7 @@ func writeWrapped(b *strings.Builder, first, next, text string) {
 	const width = 100
 	line := first
 	empty := true
-	for _, w := range strings.Fields(text) {
+	for w := range strings.FieldsSeq(text) {
 		if !empty && len(line)+1+len(w) > width {
 			b.WriteString(line + "\n")
 			line, empty = next, true
