@@ -485,6 +485,7 @@
 //     the store fails naming the file.
 //   - 1 MiB (fixed, oauth.MaxTokenResponse): a token endpoint's answer (client credentials). Over
 //     it: the rest is not read; the token request fails.
+//
 // # Tracing
 //
 // The bridge uses the OpenTelemetry API only and records nothing until the host installs a
