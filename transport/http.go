@@ -58,6 +58,9 @@ func newRoundTripper(s Spec, k Kind, ep *endpoint, cp *capture) *roundTripper {
 		own.MaxIdleConnsPerHost = maxIdlePerHost
 		base = own
 	}
+	if s.WrapBase != nil && k == KindHTTP {
+		base = s.WrapBase(base)
+	}
 	rt := &roundTripper{
 		own:      own,
 		base:     base,

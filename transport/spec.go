@@ -75,6 +75,10 @@ type Spec struct {
 	// token on every request, its Authorize after a 401 or 403). The legacy SSE transport
 	// does not support it.
 	OAuth auth.OAuthHandler
+	// WrapBase, when set, wraps the RoundTripper under a Streamable HTTP connection: it sees
+	// each request as sent, with the real URL and every header in place (the bridge adds
+	// DPoP proofs with it).
+	WrapBase func(http.RoundTripper) http.RoundTripper
 }
 
 // Kinds returns the transport kinds to try for s, in order: an explicit Kind
