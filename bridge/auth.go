@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,12 +28,30 @@ const (
 	// AuthClientCredentials is the machine-to-machine client credentials grant, with
 	// client_secret_basic, client_secret_post or private_key_jwt.
 	AuthClientCredentials = oauth.TypeClientCredentials
+	// AuthWorkloadIdentity is workload identity federation: the RFC 7523 jwt-bearer grant
+	// with a token the platform issues to the workload (a Kubernetes projected service
+	// account token, a CI system's OIDC token), read fresh from TokenFile, TokenEnv or
+	// TokenCommand for every grant. No secret is kept and no person is involved.
+	AuthWorkloadIdentity = oauth.TypeWorkloadIdentity
+	// AuthEnterprise is enterprise-managed authorization: the user's ID token from the
+	// company's identity provider (TokenFile, TokenEnv or TokenCommand) is exchanged there
+	// (RFC 8693) for an identity assertion grant for the MCP server, which the server's
+	// authorization server takes in the jwt-bearer grant. Headless: single sign-on happened
+	// before.
+	AuthEnterprise = oauth.TypeEnterprise
+)
+
+// The values of AuthConfig.DPoP.
+const (
+	DPoPAuto = oauth.DPoPAuto // bind tokens when the server's metadata asks for it (the default)
+	DPoPOn   = oauth.DPoPOn   // always bind tokens; fail when the authorization server will not
+	DPoPOff  = oauth.DPoPOff  // never
 )
 
 // AuthConfig is how the bridge authorizes to a Streamable HTTP server that requires OAuth.
 // Its secrets (ClientSecret, PrivateKey) are never logged or put in errors.
 type AuthConfig struct {
-	// Type is AuthOAuth or AuthClientCredentials.
+	// Type is AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity or AuthEnterprise.
 	Type string
 	// Scopes to request. Empty: those of the server's WWW-Authenticate challenge, else its
 	// protected resource metadata's scopes_supported.
@@ -59,6 +78,35 @@ type AuthConfig struct {
 	// client ID where the authorization server supports it (else ClientID, else dynamic
 	// registration).
 	ClientMetadataURL string
+
+	// DPoP binds tokens to a key pair of the grant (RFC 9449): DPoPAuto ("" too) when the
+	// authorization server's metadata lists dpop_signing_alg_values_supported or the
+	// resource's requires bound tokens, DPoPOn always, DPoPOff never. Any Type.
+	DPoP string
+	// DPoPAlg is the proof algorithm, "ES256" (P-256) or "EdDSA" (Ed25519); default ES256
+	// unless the server accepts only EdDSA.
+	DPoPAlg string
+
+	// TokenFile, TokenEnv and TokenCommand (exactly one) say where the workload token
+	// (AuthWorkloadIdentity) or the user's ID token (AuthEnterprise) is read from, fresh
+	// for every grant: a file, an environment variable, or a program and its arguments
+	// that print it (no shell; run with MCPBRIDGE_AUDIENCE and MCPBRIDGE_RESOURCE set).
+	TokenFile    string
+	TokenEnv     string
+	TokenCommand []string
+	// Audience is what the workload token's aud must name; default the authorization
+	// server's issuer or token endpoint. A token for another audience is not sent.
+	Audience string
+
+	// IdPIssuer is the enterprise identity provider's issuer URL (its token endpoint is
+	// discovered there), or IdPTokenEndpoint names the endpoint itself. IdPClientID and
+	// IdPClientSecret are this client's registration at the identity provider
+	// (AuthEnterprise); ClientID and ClientSecret are its registration at the MCP server's
+	// authorization server.
+	IdPIssuer        string
+	IdPTokenEndpoint string
+	IdPClientID      string
+	IdPClientSecret  string
 }
 
 // Authorizer is the interactive step of the authorization code flow, for a host that can
@@ -82,10 +130,33 @@ func (a *AuthConfig) String() string {
 	if len(a.Scopes) > 0 {
 		s += " scopes=" + strings.Join(a.Scopes, ",")
 	}
-	if a.ClientSecret != "" || a.PrivateKey != "" || a.PrivateKeyFile != "" {
+	if a.IdPIssuer != "" || a.IdPTokenEndpoint != "" {
+		s += " idp=" + origin(a.IdPIssuer+a.IdPTokenEndpoint)
+	}
+	switch {
+	case a.TokenFile != "":
+		s += " token_file=" + a.TokenFile
+	case a.TokenEnv != "":
+		s += " token_env=" + a.TokenEnv
+	case len(a.TokenCommand) > 0:
+		s += " token_command=" + a.TokenCommand[0]
+	}
+	if a.DPoP != "" {
+		s += " dpop=" + a.DPoP
+	}
+	if a.ClientSecret != "" || a.PrivateKey != "" || a.PrivateKeyFile != "" || a.IdPClientSecret != "" {
 		s += " credentials=" + redact.Mask
 	}
 	return s
+}
+
+// origin is u's scheme and host, for naming a server without its path or query.
+func origin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Scheme + "://" + p.Host
 }
 
 // GoString is String, so %#v cannot print the secrets either.
@@ -119,13 +190,18 @@ type StoredToken struct {
 	AuthStyle    int           `json:"auth_style,omitempty"`
 	Scopes       []string      `json:"scopes,omitempty"`
 	Token        *oauth2.Token `json:"token"`
+	// DPoPKey is the grant's DPoP private key (base64 PKCS#8) when its tokens are bound to
+	// one: a secret like the tokens.
+	DPoPKey string `json:"dpop_key,omitempty"`
 }
 
 // AuthStatus is what probe shows about a server's OAuth grant. It holds no secret.
 type AuthStatus struct {
 	Type         string    `json:"type"`
-	Expiry       time.Time `json:"expiry,omitzero"` // of the current access token; zero when unknown
-	RefreshToken bool      `json:"refreshToken"`    // a refresh token is kept
+	GrantType    string    `json:"grantType,omitempty"` // at the MCP server's authorization server: authorization_code, client_credentials, jwt-bearer
+	Binding      string    `json:"binding,omitempty"`   // "dpop" when the token is bound to a key (RFC 9449); "" for a bearer token
+	Expiry       time.Time `json:"expiry,omitzero"`     // of the current access token; zero when unknown
+	RefreshToken bool      `json:"refreshToken"`        // a refresh token is kept
 }
 
 // FileTokenStore keeps tokens in one JSON file readable only by its owner (0600, in a 0700
@@ -229,7 +305,7 @@ func authStatus(h *oauth.Handler) *AuthStatus {
 		return nil
 	}
 	st := h.Status()
-	return &AuthStatus{Type: st.Type, Expiry: st.Expiry, RefreshToken: st.RefreshToken}
+	return &AuthStatus{Type: st.Type, GrantType: st.GrantType, Binding: st.Binding, Expiry: st.Expiry, RefreshToken: st.RefreshToken}
 }
 
 // tokenKey is the store key of cfg's grant.

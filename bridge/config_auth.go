@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,6 +21,15 @@ func authKeys(a *AuthConfig) map[string]*string {
 		"private_key_file":           &a.PrivateKeyFile,
 		"signing_alg":                &a.SigningAlg,
 		"client_metadata_url":        &a.ClientMetadataURL,
+		"dpop":                       &a.DPoP,
+		"dpop_alg":                   &a.DPoPAlg,
+		"token_file":                 &a.TokenFile,
+		"token_env":                  &a.TokenEnv,
+		"audience":                   &a.Audience,
+		"idp_issuer":                 &a.IdPIssuer,
+		"idp_token_endpoint":         &a.IdPTokenEndpoint,
+		"idp_client_id":              &a.IdPClientID,
+		"idp_client_secret":          &a.IdPClientSecret,
 	}
 }
 
@@ -41,6 +51,8 @@ func readAuth(p *parser, s *serverState, k, v *yaml.Node) {
 		switch dst := fields[e.key]; {
 		case e.key == "scopes":
 			a.Scopes = p.scopes(s, e.v)
+		case e.key == "token_command" && !gemini:
+			p.tokenCommand(s, a, e.v)
 		case gemini && e.key == "enabled":
 			if on, ok := p.boolean(s, e.k, e.v); ok && !on {
 				return
@@ -50,14 +62,40 @@ func readAuth(p *parser, s *serverState, k, v *yaml.Node) {
 		case dst != nil:
 			p.stringField(s, e.k, e.v, k.Value+"."+e.key, dst, true)
 		default:
-			p.errorf(e.k, "server %q: unknown key %q in %s (want type, scopes, client_id, client_secret, token_endpoint_auth, private_key_file, signing_alg or client_metadata_url)", s.id, e.key, k.Value)
+			p.errorf(e.k, "server %q: unknown key %q in %s (want type, scopes, client_id, client_secret, token_endpoint_auth, private_key_file, signing_alg, client_metadata_url, dpop, dpop_alg, token_file, token_env, token_command, audience, idp_issuer, idp_token_endpoint, idp_client_id or idp_client_secret)", s.id, e.key, k.Value)
 		}
 	}
-	if a.Type != AuthOAuth && a.Type != AuthClientCredentials {
-		p.errorf(v, "server %q: %s.type must be %s or %s", s.id, k.Value, AuthOAuth, AuthClientCredentials)
+	switch a.Type {
+	case AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity, AuthEnterprise:
+	default:
+		p.errorf(v, "server %q: %s.type must be %s, %s, %s or %s", s.id, k.Value, AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity, AuthEnterprise)
 		return
 	}
 	s.sc.Auth = a
+}
+
+// tokenCommand reads auth.token_command: a list (program and arguments) or one string split
+// on white space; no shell either way. Items expand ${VAR}.
+func (p *parser) tokenCommand(s *serverState, a *AuthConfig, v *yaml.Node) {
+	n := deref(v)
+	var items []item
+	switch {
+	case n != nil && n.Kind == yaml.SequenceNode:
+		items = p.stringItems(s, n, "auth.token_command")
+	case n != nil && n.Kind == yaml.ScalarNode && !isNull(n):
+		for f := range strings.FieldsSeq(n.Value) {
+			items = append(items, item{n, f})
+		}
+	}
+	if len(items) == 0 {
+		p.errorf(v, "server %q: auth.token_command must be a program and its arguments (a list, or one string)", s.id)
+		return
+	}
+	a.TokenCommand = make([]string, len(items))
+	for i, it := range items {
+		a.TokenCommand[i] = it.s
+		s.fields = append(s.fields, pending{it.n, fmt.Sprintf("auth.token_command[%d]", i), it.s, func(v string) { a.TokenCommand[i] = v }})
+	}
 }
 
 // scopes reads a list of scopes or one space-separated string.

@@ -94,6 +94,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		} else {
 			s.oauth = h
 			s.spec.OAuth = h
+			s.spec.WrapBase = h.WrapTransport
 		}
 	}
 	s.progress.server = cfg.ID

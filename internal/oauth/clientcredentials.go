@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
@@ -53,47 +52,6 @@ func clientAuthMethod(a *Config) (string, error) {
 		return "", fmt.Errorf("auth: unknown token_endpoint_auth %q (want client_secret_basic, client_secret_post or private_key_jwt)", m)
 	}
 	return m, nil
-}
-
-// clientCredentials discovers the authorization server from the 401 (protected resource
-// metadata, then authorization server metadata) and returns a token source for the client
-// credentials grant, with the resource parameter.
-func (h *Handler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) (oauth2.TokenSource, error) {
-	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	resource := req.URL.String()
-	prm, err := h.resourceMetadata(ctx, challenges, req.URL)
-	if err != nil {
-		return nil, err
-	}
-	if prm.Resource != "" {
-		resource = prm.Resource
-	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], h.hc)
-	if err != nil {
-		return nil, fmt.Errorf("auth: authorization server metadata: %w", err)
-	}
-	tokenURL := strings.TrimSuffix(prm.AuthorizationServers[0], "/") + "/token"
-	issuer := prm.AuthorizationServers[0]
-	if asm != nil {
-		tokenURL, issuer = asm.TokenEndpoint, asm.Issuer
-	}
-	scopes := h.auth.Scopes
-	if len(scopes) == 0 {
-		for _, c := range challenges {
-			if c.Scheme == "bearer" && c.Params["scope"] != "" {
-				scopes = strings.Fields(c.Params["scope"])
-			}
-		}
-	}
-	if len(scopes) == 0 {
-		scopes = prm.ScopesSupported
-	}
-	cc := &ccSource{h: h, tokenURL: tokenURL, audience: issuer, resource: resource, scopes: scopes}
-	tok, err := cc.fetch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return oauth2.ReuseTokenSource(tok, cc), nil
 }
 
 // resourceMetadata finds the protected resource metadata: the challenge's resource_metadata,
@@ -204,6 +162,9 @@ func (c *ccSource) fetch(ctx context.Context) (*oauth2.Token, error) {
 	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType}
 	if tr.ExpiresIn > 0 {
 		tok.Expiry = time.Now().Add(time.Duration(tr.ExpiresIn) * time.Second)
+	}
+	if err := c.h.checkBinding(tok); err != nil {
+		return nil, err
 	}
 	return tok, nil
 }

@@ -1,8 +1,10 @@
 // Package oauth is the bridge's OAuth machinery for Streamable HTTP servers: go-sdk's
 // auth.OAuthHandler for one server, with the authorization code flow (through go-sdk's auth
 // package, interactive only when the host gives an authorizer), the client credentials grant
-// (client_secret_basic, client_secret_post, private_key_jwt) and the token file. Tokens come
-// from and go to a Store, refreshed as they change.
+// (client_secret_basic, client_secret_post, private_key_jwt), the jwt-bearer grant of
+// workload identity federation and enterprise-managed authorization (assert.go), DPoP-bound
+// tokens for every grant (dpop.go) and the token file. Tokens come from and go to a Store,
+// refreshed as they change.
 //
 // The package is internal to the module: package bridge is its only user, and its public
 // types (bridge.AuthConfig, bridge.TokenStore, bridge.StoredToken, bridge.FileTokenStore)
@@ -36,6 +38,12 @@ const (
 	TypeOAuth = "oauth"
 	// TypeClientCredentials is the machine-to-machine client credentials grant.
 	TypeClientCredentials = "client_credentials"
+	// TypeWorkloadIdentity is the jwt-bearer grant with a workload token (workload identity
+	// federation).
+	TypeWorkloadIdentity = "workload_identity"
+	// TypeEnterprise is the jwt-bearer grant with an identity assertion grant the enterprise
+	// identity provider issues for the user's ID token (enterprise-managed authorization).
+	TypeEnterprise = "enterprise"
 )
 
 // Config is how to authorize to one server: the fields of bridge.AuthConfig (documented
@@ -50,6 +58,16 @@ type Config struct {
 	PrivateKeyFile    string
 	SigningAlg        string
 	ClientMetadataURL string
+	DPoP              string
+	DPoPAlg           string
+	TokenFile         string
+	TokenEnv          string
+	TokenCommand      []string
+	Audience          string
+	IdPIssuer         string
+	IdPTokenEndpoint  string
+	IdPClientID       string
+	IdPClientSecret   string
 }
 
 // Grant is one server's OAuth grant as a Store keeps it: the fields and JSON of
@@ -64,6 +82,7 @@ type Grant struct {
 	AuthStyle    int           `json:"auth_style,omitempty"`
 	Scopes       []string      `json:"scopes,omitempty"`
 	Token        *oauth2.Token `json:"token"`
+	DPoPKey      string        `json:"dpop_key,omitempty"`
 }
 
 // Store keeps grants between runs (bridge.TokenStore, adapted). LoadToken returns nil, nil
@@ -76,6 +95,8 @@ type Store interface {
 // Status is what probe shows about a grant. It holds no secret.
 type Status struct {
 	Type         string
+	GrantType    string    // at the server's authorization server: authorization_code, client_credentials, jwt-bearer
+	Binding      string    // "dpop" when the token is bound to the grant's key
 	Expiry       time.Time // of the current access token; zero when unknown
 	RefreshToken bool      // a refresh token is kept
 }
@@ -117,19 +138,26 @@ type Settings struct {
 	Fetch       auth.AuthorizationCodeFetcher
 }
 
-// Prepare checks a server's Config and completes it: a client credentials config gets its
-// PrivateKeyFile read into PrivateKey. Errors name the setting, never a secret.
+// Prepare checks a server's Config and completes it: PrivateKeyFile is read into PrivateKey.
+// Errors name the setting, never a secret.
 func Prepare(a Config) (Config, error) {
+	if a.PrivateKey == "" && a.PrivateKeyFile != "" {
+		b, err := os.ReadFile(a.PrivateKeyFile)
+		if err != nil {
+			return a, fmt.Errorf("auth: private key file: %w", err)
+		}
+		a.PrivateKey = string(b)
+	}
+	if _, err := dpopMode(&a); err != nil {
+		return a, err
+	}
 	switch a.Type {
 	case TypeOAuth:
-	case TypeClientCredentials:
-		if a.PrivateKey == "" && a.PrivateKeyFile != "" {
-			b, err := os.ReadFile(a.PrivateKeyFile)
-			if err != nil {
-				return a, fmt.Errorf("auth: private key file: %w", err)
-			}
-			a.PrivateKey = string(b)
+	case TypeWorkloadIdentity, TypeEnterprise:
+		if err := checkAssertionConfig(&a); err != nil {
+			return a, err
 		}
+	case TypeClientCredentials:
 		if a.ClientID == "" {
 			return a, errors.New("auth: client_credentials needs client_id")
 		}
@@ -137,7 +165,7 @@ func Prepare(a Config) (Config, error) {
 			return a, err
 		}
 	default:
-		return a, fmt.Errorf("auth: unknown type %q (want %s or %s)", a.Type, TypeOAuth, TypeClientCredentials)
+		return a, fmt.Errorf("auth: unknown type %q (want %s, %s, %s or %s)", a.Type, TypeOAuth, TypeClientCredentials, TypeWorkloadIdentity, TypeEnterprise)
 	}
 	return a, nil
 }
@@ -157,6 +185,9 @@ type Handler struct {
 	loaded bool
 	ts     oauth2.TokenSource // nil until a token is known
 	inner  *auth.AuthorizationCodeHandler
+
+	dpop     dpopGrant // the grant's DPoP key, when its tokens are bound
+	refusals refusals  // the last workload or ID token a server refused
 }
 
 // NewHandler returns the handler of one server; st.Auth must have passed Prepare.
@@ -165,9 +196,17 @@ func NewHandler(st Settings) *Handler {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	h := &Handler{set: st, store: st.Store, key: Key(st.URL, st.Auth.ClientID, st.Auth.Type), hc: hc, log: st.Log}
+	h := &Handler{set: st, store: st.Store, key: Key(st.URL, st.Auth.ClientID, st.Auth.Type), log: st.Log}
+	h.hc = h.dpop.client(hc)
 	h.auth = &h.set.Auth
 	return h
+}
+
+// WrapTransport puts the MCP connection's requests through DPoP: once the grant's tokens are
+// bound, each request with one carries a fresh proof of the grant's key (transport.Spec's
+// WrapBase).
+func (h *Handler) WrapTransport(base http.RoundTripper) http.RoundTripper {
+	return h.dpop.wrapResource(base)
 }
 
 // TokenSource implements auth.OAuthHandler: the stored grant, loaded once.
@@ -180,7 +219,11 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 		if err != nil {
 			h.log.Warn("reading the stored OAuth token failed; a login may be needed", "err", err)
 		} else if st != nil && st.Token != nil {
-			h.ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
+			if h.dpop.useStored(st) {
+				h.ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
+			} else {
+				h.log.Warn("the stored OAuth token's DPoP key cannot be read; a login is needed")
+			}
 		}
 	}
 	return h.ts, nil
@@ -202,10 +245,10 @@ func (st *Grant) config() *oauth2.Config {
 
 // Authorize implements auth.OAuthHandler; go-sdk calls it after a 401 or 403.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	if h.auth.Type == TypeClientCredentials {
+	if h.auth.Type != TypeOAuth {
 		defer resp.Body.Close()
 		defer io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		ts, err := h.clientCredentials(ctx, req, resp)
+		ts, err := h.machineGrant(ctx, req, resp)
 		if err != nil {
 			return err
 		}
@@ -236,6 +279,11 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		resp.Body.Close()
 		return err
 	}
+	if err := h.bindCodeGrant(ctx, req, resp); err != nil {
+		resp.Body.Close()
+		return err
+	}
+	defer h.dpop.abandon() // a no-op once the new grant's token arrived
 	if err := inner.Authorize(ctx, req, resp); err != nil {
 		return err
 	}
@@ -253,7 +301,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 // it reports whether a new token was obtained.
 func (h *Handler) refreshNow(ctx context.Context) bool {
 	st, err := h.store.LoadToken(ctx, h.key)
-	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" {
+	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" || !h.dpop.useStored(st) {
 		return false
 	}
 	stale := *st.Token
@@ -283,10 +331,17 @@ func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 		RequestRefreshToken:      true,
 		Client:                   h.hc,
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			if err := h.checkBinding(tok); err != nil {
+				return nil, err
+			}
+			key, err := h.dpop.storedKey()
+			if err != nil {
+				return nil, err
+			}
 			st := &Grant{
 				Server: h.set.ID, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
 				AuthURL: oc.Endpoint.AuthURL, TokenURL: oc.Endpoint.TokenURL, AuthStyle: int(oc.Endpoint.AuthStyle),
-				Scopes: oc.Scopes, Token: tok, Issuer: origin(oc.Endpoint.TokenURL),
+				Scopes: oc.Scopes, Token: tok, Issuer: origin(oc.Endpoint.TokenURL), DPoPKey: key,
 			}
 			ts := h.persisting(st, oc.TokenSource(h.tokenCtx(), tok))
 			if err := h.store.SaveToken(ctx, h.key, st); err != nil {
@@ -369,7 +424,10 @@ func (h *Handler) Status() Status {
 	h.mu.Lock()
 	ts := h.ts
 	h.mu.Unlock()
-	as := Status{Type: h.auth.Type}
+	as := Status{Type: h.auth.Type, GrantType: grantType(h.auth.Type)}
+	if h.dpop.binding() != nil {
+		as.Binding = "dpop"
+	}
 	if ts == nil {
 		return as
 	}
