@@ -320,12 +320,16 @@ func levelFor(fl *cliFlags, base slog.Level) slog.Level {
 }
 
 // authLine is what probe and login say about a grant, without any secret:
-// "oauth: token valid until 14:02, refresh token kept".
+// "oauth: token valid until 14:02, refresh token kept (authorization_code grant)",
+// "workload_identity: DPoP-bound token valid until 14:02 (jwt-bearer grant)".
 func authLine(as *bridge.AuthStatus, now time.Time) string {
 	if as == nil {
 		return "no token"
 	}
 	s := as.Type + ": "
+	if as.Binding == "dpop" {
+		s += "DPoP-bound "
+	}
 	switch exp := as.Expiry.Local(); {
 	case as.Expiry.IsZero():
 		s += "token without expiry"
@@ -338,6 +342,9 @@ func authLine(as *bridge.AuthStatus, now time.Time) string {
 		s += ", refresh token kept"
 	} else if as.Type == bridge.AuthOAuth {
 		s += ", no refresh token"
+	}
+	if as.GrantType != "" {
+		s += " (" + as.GrantType + " grant)"
 	}
 	return s
 }

@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 // serveStdio runs a test server on stdin/stdout: "basic" (tools with every feature probe
 // reports on), "mini" (one tool that clashes with basic's; prints two lines that are not
 // JSON-RPC on stdout first), "crash" (writes to stderr and exits before the handshake),
-// "echoargs" (prints its arguments and exits), "hang" (never answers).
+// "echoargs" (prints its arguments and exits), "hang" (never answers), "printtoken" (a
+// token command: prints a workload token).
 func serveStdio(kind string) int {
 	switch kind {
 	case "basic", "mini":
@@ -51,6 +52,13 @@ func serveStdio(kind string) int {
 			return 1
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // until the client closes stdin
+		return 0
+	case "printtoken": // a token command: prints MCPBRIDGE_CLI_TEST_TOKEN when told the audience
+		if os.Getenv("MCPBRIDGE_AUDIENCE") == "" {
+			fmt.Fprintln(os.Stderr, "printtoken: MCPBRIDGE_AUDIENCE is not set")
+			return 4
+		}
+		fmt.Println(os.Getenv(tokenEnv))
 		return 0
 	case "echoargs": // prints its arguments and API_TOKEN to stderr, then fails like crash
 		fmt.Fprintln(os.Stderr, "echoargs: started with", os.Args[1:], "token", os.Getenv("API_TOKEN"))

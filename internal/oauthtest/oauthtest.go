@@ -8,10 +8,15 @@
 // the client credentials grant with client_secret_basic, client_secret_post and
 // private_key_jwt (ES256). The MCP server publishes RFC 9728 protected resource metadata and
 // answers 401 with WWW-Authenticate. Both listen on 127.0.0.1.
+//
+// The authorization extensions (ext.go): DPoP (RFC 9449) on the token endpoint and the MCP
+// server, with server nonces and a skewed clock on request; the jwt-bearer grant (RFC 7523)
+// with workload tokens of a trusted issuer; and an enterprise identity provider that
+// exchanges its ID tokens for identity assertion grants (RFC 8693), which the jwt-bearer
+// grant takes.
 package oauthtest
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -45,11 +50,19 @@ type Server struct {
 	clients  map[string]string           // client_id -> secret ("" for public clients)
 	jwtKeys  map[string]*ecdsa.PublicKey // client_id -> private_key_jwt verification key
 	codes    map[string]authCode
-	access   map[string]time.Time // access token -> expiry
-	refresh  map[string]bool      // live refresh tokens
-	grants   map[string]int       // grant_type -> count
-	resource []string             // resource parameters seen at the token endpoint
-	issued   []string             // every access and refresh token and code handed out
+	access   map[string]accessToken // access token -> expiry and binding
+	refresh  map[string]string      // live refresh tokens -> the jkt they are bound to ("": none)
+	grants   map[string]int         // grant_type -> count
+	resource []string               // resource parameters seen at the token endpoint
+	issued   []string               // every access and refresh token and code handed out
+
+	ext // DPoP, jwt-bearer and the identity provider (ext.go)
+}
+
+// accessToken is an issued access token: its expiry and, when bound, its key's thumbprint.
+type accessToken struct {
+	exp time.Time
+	jkt string
 }
 
 type authCode struct {
@@ -59,41 +72,37 @@ type authCode struct {
 // New starts both servers; srv answers MCP requests that carry a valid token. Close stops them.
 func New(srv *mcp.Server) *Server {
 	a := &Server{ttl: time.Hour, clients: map[string]string{}, jwtKeys: map[string]*ecdsa.PublicKey{},
-		codes: map[string]authCode{}, access: map[string]time.Time{}, refresh: map[string]bool{}, grants: map[string]int{}}
+		codes: map[string]authCode{}, access: map[string]accessToken{}, refresh: map[string]string{}, grants: map[string]int{}}
+	a.ext.init()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", a.metadata)
 	mux.HandleFunc("POST /register", a.register)
 	mux.HandleFunc("GET /authorize", a.authorize)
 	mux.HandleFunc("POST /token", a.token)
-	a.as = httptest.NewServer(mux)
+	a.as = httptest.NewServer(a.clocked(mux))
 
-	var mcpURL string
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		exp, ok := a.access[tok]
-		if !ok || time.Now().After(exp) {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Expiration: exp, Scopes: []string{"read"}}, nil
-	}
-	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{})
 	m := http.NewServeMux()
 	m.Handle("GET /.well-known/oauth-protected-resource/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		bound := a.dpop.ResourceRequiresBound
+		a.mu.Unlock()
 		auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-			Resource: mcpURL, AuthorizationServers: []string{a.as.URL}, ScopesSupported: []string{"read"},
+			Resource: a.URL(), AuthorizationServers: []string{a.as.URL}, ScopesSupported: []string{"read"},
+			DPOPBoundAccessTokensRequired: bound,
 		}).ServeHTTP(w, r)
 	}))
-	m.Handle("/mcp", protected(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
-	a.mcp = httptest.NewServer(m)
-	mcpURL = a.mcp.URL + "/mcp"
+	m.Handle("/mcp", a.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	a.mcp = httptest.NewServer(a.clocked(m))
 	return a
 }
 
-// Close stops both servers.
+// Close stops the servers.
 func (a *Server) Close() {
 	a.mcp.Close()
 	a.as.Close()
+	if a.idp != nil {
+		a.idp.srv.Close()
+	}
 }
 
 // URL is the MCP server's endpoint.
@@ -132,7 +141,7 @@ func (a *Server) SetTTL(d time.Duration) {
 }
 
 // Count is how many token requests of grant ("authorization_code", "refresh_token",
-// "client_credentials") were answered.
+// "client_credentials", the jwt-bearer URN) were answered (past any DPoP challenge).
 func (a *Server) Count(grant string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,17 +178,23 @@ func (a *Server) RevokeRefresh() {
 }
 
 func (a *Server) metadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	m := map[string]any{
 		"issuer":                                a.as.URL,
 		"authorization_endpoint":                a.as.URL + "/authorize",
 		"token_endpoint":                        a.as.URL + "/token",
 		"registration_endpoint":                 a.as.URL + "/register",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials", jwtBearer},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
 		"scopes_supported":                      []string{"read", "offline_access"},
-	})
+	}
+	a.mu.Lock()
+	if a.dpop.Algs != nil {
+		m["dpop_signing_alg_values_supported"] = a.dpop.Algs
+	}
+	a.mu.Unlock()
+	writeJSON(w, http.StatusOK, m)
 }
 
 func (a *Server) register(w http.ResponseWriter, r *http.Request) {
@@ -238,6 +253,10 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	jkt, ok := a.tokenProof(w, r)
+	if !ok {
+		return
+	}
 	a.grants[f.Get("grant_type")]++
 	if res := f.Get("resource"); res != "" {
 		a.resource = append(a.resource, res)
@@ -253,14 +272,15 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 			fail("invalid_grant")
 			return
 		}
-		a.issue(w, true)
+		a.issue(w, true, jkt)
 	case "refresh_token":
-		if !a.refresh[f.Get("refresh_token")] {
-			fail("invalid_grant")
+		bound, live := a.refresh[f.Get("refresh_token")]
+		if !live || bound != jkt {
+			fail("invalid_grant") // unknown, or bound to another key than the proof's
 			return
 		}
 		delete(a.refresh, f.Get("refresh_token")) // rotation
-		a.issue(w, true)
+		a.issue(w, true, jkt)
 	case "client_credentials":
 		id, secret, basic := r.BasicAuth()
 		if !basic {
@@ -275,21 +295,31 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 			fail("invalid_client")
 			return
 		}
-		a.issue(w, false)
+		a.issue(w, false, jkt)
+	case jwtBearer:
+		a.jwtBearer(w, r, jkt)
 	default:
 		fail("unsupported_grant_type")
 	}
 }
 
-// issue answers with a fresh access token (and refresh token); a.mu is held.
-func (a *Server) issue(w http.ResponseWriter, withRefresh bool) {
+// issue answers with a fresh access token (and refresh token), bound to the key with
+// thumbprint jkt when it is not "" and the server does not misbehave; a.mu is held.
+func (a *Server) issue(w http.ResponseWriter, withRefresh bool, jkt string) {
+	if a.dpop.Unbound {
+		jkt = ""
+	}
 	at := randomString()
-	a.access[at] = time.Now().Add(a.ttl)
+	a.access[at] = accessToken{exp: time.Now().Add(a.ttl), jkt: jkt}
 	a.issued = append(a.issued, at)
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(a.ttl / time.Second)}
+	typ := "Bearer"
+	if jkt != "" {
+		typ = "DPoP"
+	}
+	resp := map[string]any{"access_token": at, "token_type": typ, "expires_in": int(a.ttl / time.Second)}
 	if withRefresh {
 		rt := randomString()
-		a.refresh[rt] = true
+		a.refresh[rt] = jkt
 		a.issued = append(a.issued, rt)
 		resp["refresh_token"] = rt
 	}
