@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +71,7 @@ type client struct {
 	cfg      bridge.ServerConfig
 	opts     bridge.Options
 	stderr   io.Writer
+	dir      string // a private temporary directory, removed at exit
 }
 
 // conformanceContext is MCP_CONFORMANCE_CONTEXT, the scenario's settings from the suite.
@@ -78,8 +80,16 @@ type conformanceContext struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
 	// PrivateKeyPEM and SigningAlgorithm are for private_key_jwt (auth/client-credentials-jwt).
-	PrivateKeyPEM    string     `json:"private_key_pem"`
-	SigningAlgorithm string     `json:"signing_algorithm"`
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+	// ValidJWT is a workload token for the jwt-bearer grant (auth/wif-jwt-bearer).
+	ValidJWT string `json:"valid_jwt"`
+	// IdP* are the enterprise identity provider and the user's ID token
+	// (auth/enterprise-managed-authorization).
+	IdPClientID      string     `json:"idp_client_id"`
+	IdPIDToken       string     `json:"idp_id_token"`
+	IdPIssuer        string     `json:"idp_issuer"`
+	IdPTokenEndpoint string     `json:"idp_token_endpoint"`
 	ToolCalls        []toolCall `json:"toolCalls"`
 	// Raw is the whole object, for settings the fields above do not name.
 	Raw map[string]json.RawMessage `json:"-"`
@@ -111,7 +121,15 @@ func mainErr(args []string, getenv func(string) string, stderr io.Writer) error 
 		}
 		_ = json.Unmarshal([]byte(raw), &c.context.Raw)
 	}
-	c.setup()
+	dir, err := os.MkdirTemp("", "mcpbridge-conformance-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	c.dir = dir
+	if err := c.setup(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	if err := scenario(c.scenario)(ctx, c); err != nil {
@@ -123,7 +141,7 @@ func mainErr(args []string, getenv func(string) string, stderr io.Writer) error 
 // setup fills in the server's configuration and the bridge's options shared by every
 // scenario. Connection-wide settings such as authentication go here, keyed on c.scenario or
 // c.context when they apply to some scenarios only.
-func (c *client) setup() {
+func (c *client) setup() error {
 	c.cfg = bridge.ServerConfig{ID: "conformance", Type: "http", URL: c.url}
 	c.opts = bridge.Options{
 		Logger:         slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -132,28 +150,53 @@ func (c *client) setup() {
 		ClientInfo:     &mcp.Implementation{Name: "mcpbridge-conformance-client", Version: "1.0.0"},
 	}
 	if strings.HasPrefix(c.scenario, "auth/") {
-		c.cfg.Auth, c.opts.TokenStore, c.opts.Authorizer = c.authConfig(), &memoryTokens{m: map[string]*bridge.StoredToken{}}, redirectFollower()
+		a, err := c.authConfig()
+		if err != nil {
+			return err
+		}
+		c.cfg.Auth, c.opts.TokenStore, c.opts.Authorizer = a, &memoryTokens{m: map[string]*bridge.StoredToken{}}, redirectFollower()
 	}
+	return nil
 }
 
 // clientMetadataURL is the client ID metadata document the suite's authorization servers
 // accept (auth/basic-cimd).
 const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 
-// authConfig is the auth setting for an auth/ scenario: the client credentials grant for
-// auth/client-credentials-* (client_secret_basic, or private_key_jwt when the suite hands
-// over a key), else the authorization code flow with whatever client the suite pre-registered,
-// a client ID metadata document where the server supports one, and dynamic registration.
-func (c *client) authConfig() *bridge.AuthConfig {
+// authConfig is the auth setting for an auth/ scenario, from what the suite hands over: the
+// client credentials grant for auth/client-credentials-* (client_secret_basic, or
+// private_key_jwt when the suite hands over a key); workload identity when it hands over a
+// workload token; enterprise-managed authorization when it hands over an identity provider
+// and an ID token; else the authorization code flow with whatever client the suite
+// pre-registered, a client ID metadata document where the server supports one, and dynamic
+// registration. DPoP is the bridge's default: used when the server's metadata asks for it.
+// Tokens are handed to the bridge the way a platform would: in a file.
+func (c *client) authConfig() (*bridge.AuthConfig, error) {
 	x := c.context
-	if strings.HasPrefix(c.scenario, "auth/client-credentials") {
+	switch {
+	case strings.HasPrefix(c.scenario, "auth/client-credentials"):
 		a := &bridge.AuthConfig{Type: bridge.AuthClientCredentials, ClientID: x.ClientID, ClientSecret: x.ClientSecret}
 		if x.PrivateKeyPEM != "" {
 			a.TokenEndpointAuth, a.PrivateKey, a.SigningAlg = "private_key_jwt", x.PrivateKeyPEM, x.SigningAlgorithm
 		}
-		return a
+		return a, nil
+	case x.ValidJWT != "":
+		file, err := c.writeToken("workload-token", x.ValidJWT)
+		return &bridge.AuthConfig{Type: bridge.AuthWorkloadIdentity, ClientID: x.ClientID, TokenFile: file}, err
+	case x.IdPIDToken != "":
+		file, err := c.writeToken("id-token", x.IdPIDToken)
+		return &bridge.AuthConfig{
+			Type: bridge.AuthEnterprise, ClientID: x.ClientID, ClientSecret: x.ClientSecret, TokenFile: file,
+			IdPIssuer: x.IdPIssuer, IdPTokenEndpoint: x.IdPTokenEndpoint, IdPClientID: x.IdPClientID,
+		}, err
 	}
-	return &bridge.AuthConfig{Type: bridge.AuthOAuth, ClientID: x.ClientID, ClientSecret: x.ClientSecret, ClientMetadataURL: clientMetadataURL}
+	return &bridge.AuthConfig{Type: bridge.AuthOAuth, ClientID: x.ClientID, ClientSecret: x.ClientSecret, ClientMetadataURL: clientMetadataURL}, nil
+}
+
+// writeToken puts a token the suite handed over in a file of c's private directory.
+func (c *client) writeToken(name, token string) (string, error) {
+	file := filepath.Join(c.dir, name)
+	return file, os.WriteFile(file, []byte(token), 0o600)
 }
 
 // redirectFollower is the non-interactive authorization step the suite expects: its
