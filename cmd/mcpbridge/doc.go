@@ -150,10 +150,12 @@
 // always printed on stderr); the tokens go to the per-user token file (0600) and are
 // refreshed silently afterwards. The other commands never wait for a person: a server that
 // needs a login fails saying which login command to run. probe shows each server's grant
-// ("oauth: token valid until 14:02, refresh token kept"); logout forgets the tokens.
+// ("oauth: token valid until 14:02, refresh token kept (authorization_code grant)", and
+// "DPoP-bound token" for tokens bound to a key); logout forgets the tokens. The headless
+// types (client_credentials, workload_identity, enterprise) need no login.
 //
 //	$ mcpbridge login servers.yaml tracker   # opens the browser (or prints the URL), waits on a loopback redirect
-//	$ mcpbridge probe servers.yaml           # tracker ... auth  oauth: token valid until 14:02, refresh token kept
+//	$ mcpbridge probe servers.yaml           # tracker ... auth  oauth: token valid until 14:02, refresh token kept (authorization_code grant)
 //	$ mcpbridge logout servers.yaml tracker  # forgets the tokens
 //
 // login without IDs logs in to every type: oauth server of the file. It listens on 127.0.0.1
