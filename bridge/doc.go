@@ -528,6 +528,16 @@
 //     the store fails naming the file.
 //   - 1 MiB (fixed, oauth.MaxTokenResponse): a token endpoint's answer (client credentials). Over
 //     it: the rest is not read; the token request fails.
+//   - 1 MiB (fixed, grant.MaxResponse): a token endpoint's or identity provider's answer, or an
+//     authorization server's metadata (workload identity, enterprise, DPoP discovery). Over it: the
+//     request fails saying so.
+//   - 64 KiB (fixed, grant.MaxToken): a workload or ID token read from token_file, token_env or
+//     token_command. Over it: the grant fails naming the source.
+//   - 30s (fixed, grant.CommandTimeout): one run of a token_command. Over it: the command is
+//     stopped; the grant fails naming it.
+//   - 512 bytes (fixed, dpop.MaxNonce): a server's DPoP-Nonce; each kind of DPoP challenge (nonce,
+//     clock) is answered once per request. Over it: the nonce is ignored; a challenge without a
+//     usable nonce, or one already answered, fails the request with the reason.
 //
 // # Tracing
 //

@@ -3,6 +3,8 @@ package bridge
 import (
 	"time"
 
+	"github.com/ttalk/mcpbridge/internal/dpop"
+	"github.com/ttalk/mcpbridge/internal/grant"
 	"github.com/ttalk/mcpbridge/internal/oauth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/results"
@@ -216,6 +218,26 @@ var limitTable = []limit{
 		name: "oauth.MaxTokenResponse", value: oauth.MaxTokenResponse, unit: unitBytes,
 		bounds: "a token endpoint's answer (client credentials)",
 		over:   "the rest is not read; the token request fails",
+	},
+	{
+		name: "grant.MaxResponse", value: grant.MaxResponse, unit: unitBytes,
+		bounds: "a token endpoint's or identity provider's answer, or an authorization server's metadata (workload identity, enterprise, DPoP discovery)",
+		over:   "the request fails saying so",
+	},
+	{
+		name: "grant.MaxToken", value: grant.MaxToken, unit: unitBytes,
+		bounds: "a workload or ID token read from token_file, token_env or token_command",
+		over:   "the grant fails naming the source",
+	},
+	{
+		name: "grant.CommandTimeout", value: int64(grant.CommandTimeout), unit: unitDuration,
+		bounds: "one run of a token_command",
+		over:   "the command is stopped; the grant fails naming it",
+	},
+	{
+		name: "dpop.MaxNonce", value: dpop.MaxNonce, unit: unitBytes,
+		bounds: "a server's DPoP-Nonce; each kind of DPoP challenge (nonce, clock) is answered once per request",
+		over:   "the nonce is ignored; a challenge without a usable nonce, or one already answered, fails the request with the reason",
 	},
 }
 
