@@ -10,7 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const methodToolsList = "tools/list"
+const (
+	methodToolsList = "tools/list"
+	methodToolsCall = "tools/call"
+)
 
 // maxCaptureBytes caps the bytes buffered to capture one JSON response body or
 // one SSE event. Larger ones are passed to go-sdk untouched but not captured.
@@ -145,6 +148,7 @@ func (c *capture) observeResponses(data []byte) {
 type captureConn struct {
 	mcp.Connection
 	cap    *capture
+	env    *envelope
 	close  func() error // shared teardown; it must close the inner Connection
 	direct directCalls  // calls made with Conn.CallTool (direct.go)
 	one    [1]jsonrpc.Message
@@ -161,20 +165,27 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok {
 			return msg, nil
 		}
-		if _, _, direct := isDirect(r); direct {
-			c.one[0] = r
-			c.direct.deliver(c.one[:])
-			continue
+		c.one[0] = r
+		if len(c.direct.deliver(c.one[:])) == 0 {
+			continue // a direct call's
 		}
+		c.one[0] = nil
 		c.cap.response(r.ID, r.Result)
-		return msg, nil
+		return r, nil
 	}
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	// Record before writing: the response may be read before Write returns.
-	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == methodToolsList {
-		c.cap.expect(r.ID)
+	if r, ok := msg.(*jsonrpc.Request); ok {
+		switch r.Method {
+		case methodToolsList:
+			// Record before writing: the response may be read before Write returns.
+			c.cap.expect(r.ID)
+		case methodDiscover:
+			c.env.observe(r.Params)
+		case methodToolsCall:
+			msg = c.direct.standIn(ctx, r, msg)
+		}
 	}
 	return c.Connection.Write(ctx, msg)
 }

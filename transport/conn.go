@@ -70,6 +70,9 @@ type Conn struct {
 
 	direct      *directCalls // the connection's direct calls; nil when it has none
 	directWrite writeFunc
+	env         envelope       // the per-request _meta of protocol 2026-07-28 (envelope.go)
+	httpIDs     atomic.Int64   // JSON-RPC IDs of direct Streamable HTTP calls (counting down)
+	bindings    schemaBindings // x-mcp-header markers by tool (paramheaders.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -125,6 +128,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		}
 		c.ep = ep
 		c.rt = newRoundTripper(s, k, ep, &c.cap)
+		c.rt.env = &c.env
 		hc := &http.Client{}
 		if s.HTTPClient != nil {
 			*hc = *s.HTTPClient
@@ -200,7 +204,7 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 		// RoundTripper.
 		return inner, nil
 	}
-	cc := &captureConn{Connection: inner, cap: &c.cap, close: c.Close}
+	cc := &captureConn{Connection: inner, cap: &c.cap, env: &c.env, close: c.Close}
 	c.mu.Lock()
 	c.direct, c.directWrite = &cc.direct, cc.Write
 	c.mu.Unlock()

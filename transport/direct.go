@@ -24,66 +24,167 @@ import (
 // progress, requests from the server, its end) stays go-sdk's.
 
 // ErrNoDirectCall is returned by Conn.CallTool when the connection cannot carry direct
-// calls (Streamable HTTP, whose connection go-sdk must own unwrapped, or not connected);
-// the caller uses go-sdk's ClientSession instead. See Conn.DirectCalls.
+// calls for the session's protocol (see Conn.DirectCalls); the caller uses go-sdk's
+// ClientSession instead.
 var ErrNoDirectCall = errors.New("direct calls are not available on this connection")
 
-// DirectCalls reports whether CallTool can be used: the connection is up and is stdio,
-// in-process or legacy SSE.
-func (c *Conn) DirectCalls() bool {
+// CallOptions are the settings of one Conn.CallTool.
+type CallOptions struct {
+	// Protocol is the protocol version the session negotiated. From ModernProtocol on, the
+	// request carries the per-request _meta envelope (the one go-sdk sent with
+	// server/discover) and the result is read by its resultType.
+	Protocol string
+	// InputSchema is the tool's inputSchema as listed. Over Streamable HTTP its
+	// x-mcp-header markers are mirrored into Mcp-Param-* headers (SEP-2243).
+	InputSchema json.RawMessage
+	// OnProgress, when set, receives the notifications/progress a Streamable HTTP server
+	// sends on the call's own response stream. On other transports they reach go-sdk's
+	// session like every notification.
+	OnProgress func(*mcp.ProgressNotificationParams)
+}
+
+// modern reports whether o asks for protocol 2026-07-28 or later.
+func (o *CallOptions) modern() bool { return o != nil && o.Protocol >= ModernProtocol }
+
+// DirectCalls reports whether CallTool can be used for a session that negotiated protocol
+// version protocol: stdio, in-process and legacy SSE connections carry direct calls on any
+// version (from ModernProtocol on once go-sdk's server/discover was seen, whose _meta every
+// direct call carries); Streamable HTTP carries them from ModernProtocol on, where every
+// request is its own POST.
+func (c *Conn) DirectCalls(protocol string) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.direct != nil
+	direct, inner := c.direct != nil, c.inner != nil
+	c.mu.Unlock()
+	modern := protocol >= ModernProtocol
+	switch {
+	case c.kind == KindHTTP:
+		return inner && modern && c.env.ready()
+	case !direct:
+		return false
+	}
+	return !modern || c.env.ready()
 }
 
 // cancelNotifyTimeout bounds the notifications/cancelled write of an abandoned direct
 // call, as go-sdk bounds its own.
 const cancelNotifyTimeout = 5 * time.Second
 
-// CallTool sends tools/call with p on the connection without going through go-sdk's
-// session, and returns the result as go-sdk's ClientSession.CallTool would: the same
-// errors (a JSON-RPC error wrapped as `calling "tools/call": …`, ctx.Err() on
-// cancellation, after which notifications/cancelled is sent; mcp.ErrConnectionClosed
-// when the connection ended before the request was written) and the same result value.
-// p.Arguments that is a json.RawMessage is sent as is (after a validity check), not
-// re-encoded.
+// CallTool sends tools/call with p without going through go-sdk's session, and returns
+// the result as go-sdk's ClientSession.CallTool would: the same errors (a JSON-RPC error
+// wrapped as `calling "tools/call": …`, ctx.Err() on cancellation, after which
+// notifications/cancelled is sent on stdio and in-process connections;
+// mcp.ErrConnectionClosed when the connection ended before the request was written) and
+// the same result value. p.Arguments that is a json.RawMessage is sent as is (after a
+// validity check), not re-encoded; p is not modified.
 //
-// It bypasses go-sdk's sending middleware and its protocol-2026 request metadata, so use
-// it only for sessions that negotiated an earlier protocol and have no middleware. It
-// returns ErrNoDirectCall when DirectCalls is false.
-func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	c.mu.Lock()
-	d, write := c.direct, c.directWrite
-	c.mu.Unlock()
-	if d == nil {
+// From protocol 2026-07-28 on (opts.Protocol) the request carries the envelope go-sdk
+// puts on its own requests, p.Meta's entries winning as with go-sdk; Streamable HTTP
+// sends it as one POST with the protocol-version, Mcp-Method, Mcp-Name and Mcp-Param-*
+// headers, through the connection's HTTP client (configured and per-call headers, OAuth,
+// byte budget, redaction). A result whose resultType is neither "complete" (or absent)
+// nor "input_required" is an error, as the protocol requires. A result with input
+// requests comes back as an *InputRequiredError, to be finished by go-sdk's
+// multi-round-trip loop (see InputRequiredError.Continue).
+//
+// It bypasses go-sdk's sending middleware. It returns ErrNoDirectCall when
+// DirectCalls(opts.Protocol) is false.
+func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
+	if !c.DirectCalls(optsProtocol(opts)) {
 		return nil, ErrNoDirectCall
 	}
-	params, err := encodeCallToolParams(p)
+	modern := opts.modern()
+	params, err := c.encodeParams(p, opts)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
 	}
-	raw, err := d.call(ctx, write, "tools/call", params)
+	var raw json.RawMessage
+	if c.kind == KindHTTP {
+		raw, err = c.httpCall(ctx, params, p, opts)
+	} else {
+		c.mu.Lock()
+		d, write := c.direct, c.directWrite
+		c.mu.Unlock()
+		raw, err = d.call(ctx, write, "tools/call", params)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return decodeCallToolResult(raw)
+	res, err := decodeCallResult(raw, modern)
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	if res.InputRequests != nil { // go-sdk's test for a multi-round-trip result
+		return nil, &InputRequiredError{Result: res, raw: raw, env: c.pingParams(opts)}
+	}
+	return res, nil
+}
+
+func optsProtocol(o *CallOptions) string {
+	if o == nil {
+		return ""
+	}
+	return o.Protocol
+}
+
+// encodeParams encodes p for the wire, adding the per-request envelope on modern protocols.
+func (c *Conn) encodeParams(p *mcp.CallToolParams, opts *CallOptions) (json.RawMessage, error) {
+	if !opts.modern() {
+		return encodeCallToolParams(p, nil)
+	}
+	if p == nil {
+		p = &mcp.CallToolParams{}
+	}
+	if p.Meta == nil {
+		env, err := c.env.bytesFor(opts.Protocol)
+		if err != nil {
+			return nil, err
+		}
+		return encodeCallToolParams(p, env)
+	}
+	merged, err := c.env.merged(opts.Protocol, p.Meta)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Meta = merged
+	return encodeCallToolParams(&q, nil)
+}
+
+// pingParams are the params of the ping that stands in for go-sdk's first request when a
+// call continues through its multi-round-trip loop: the envelope on modern protocols.
+func (c *Conn) pingParams(opts *CallOptions) json.RawMessage {
+	if !opts.modern() {
+		return nil
+	}
+	env, err := c.env.bytesFor(opts.Protocol)
+	if err != nil {
+		return nil
+	}
+	return append(append([]byte(`{"_meta":`), env...), '}')
 }
 
 // encodeCallToolParams encodes p like go-sdk (no HTML escaping; nil arguments become {}),
-// copying raw arguments instead of re-encoding them.
-func encodeCallToolParams(p *mcp.CallToolParams) (json.RawMessage, error) {
+// copying raw arguments instead of re-encoding them. env, when p.Meta is nil, is an
+// encoded _meta object to send as p's _meta.
+func encodeCallToolParams(p *mcp.CallToolParams, env json.RawMessage) (json.RawMessage, error) {
 	if p == nil {
 		p = &mcp.CallToolParams{}
 	}
 	args, isRaw := p.Arguments.(json.RawMessage)
-	if p.Meta == nil && (p.Arguments == nil || isRaw) {
+	if p.Meta == nil && (p.Arguments == nil || isRaw) && p.InputResponses == nil && p.RequestState == "" {
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		} else if !json.Valid(args) {
 			return nil, errors.New("arguments are not valid JSON")
 		}
-		buf := make([]byte, 0, len(p.Name)+len(args)+24)
-		buf = append(buf, `{"name":`...)
+		buf := make([]byte, 0, len(p.Name)+len(args)+len(env)+34)
+		buf = append(buf, '{')
+		if env != nil {
+			buf = append(buf, `"_meta":`...)
+			buf = append(buf, env...)
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `"name":`...)
 		buf = appendString(buf, p.Name)
 		buf = append(buf, `,"arguments":`...)
 		buf = append(buf, args...)
@@ -92,6 +193,16 @@ func encodeCallToolParams(p *mcp.CallToolParams) (json.RawMessage, error) {
 	q := *p
 	if q.Arguments == nil {
 		q.Arguments = map[string]any{}
+	}
+	if q.Meta == nil && env != nil {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(env, &m); err != nil {
+			return nil, err
+		}
+		q.Meta = make(mcp.Meta, len(m))
+		for k, v := range m {
+			q.Meta[k] = v
+		}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -114,8 +225,9 @@ type pendingCall struct {
 type directCalls struct {
 	mu      sync.Mutex
 	pending map[int64]*pendingCall
-	lastID  int64 // the last call's ID (they count down from -1)
-	term    error // why the connection ended, once it did
+	lastID  int64    // the last call's ID (they count down from -1)
+	term    error    // why the connection ended, once it did
+	stand   standIns // go-sdk requests a ping stands in for (resume.go)
 }
 
 // writeFunc writes one message on a connection.
@@ -186,6 +298,7 @@ func notifyCancelled(write writeFunc, n int64, ctx context.Context) {
 }
 
 // isDirect reports whether m is a response to a direct call (a negative integer ID).
+// It returns the response itself whenever m is one.
 func isDirect(m jsonrpc.Message) (*jsonrpc.Response, int64, bool) {
 	r, ok := m.(*jsonrpc.Response)
 	if !ok {
@@ -202,6 +315,9 @@ func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 	for _, m := range msgs {
 		r, n, ok := isDirect(m)
 		if !ok {
+			if r != nil {
+				d.substitute(r)
+			}
 			out = append(out, m)
 			continue
 		}
@@ -232,49 +348,90 @@ func (d *directCalls) terminate(err error) {
 	}
 }
 
-// decodeCallToolResult decodes a tools/call result into what go-sdk's decoding gives. An
-// all-text result (the common case) is decoded here; anything else, or anything unusual,
-// goes to go-sdk's own CallToolResult.UnmarshalJSON.
-func decodeCallToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
-	if res, ok := fastToolResult(raw); ok {
-		return res, nil
-	}
-	res := new(mcp.CallToolResult)
-	if len(raw) == 0 || isNull(raw) {
-		return res, nil
-	}
-	if err := res.UnmarshalJSON(raw); err != nil {
+// decodeCallResult decodes a tools/call result into what go-sdk's decoding gives. On a
+// modern protocol (2026-07-28 on) a resultType other than "complete", "input_required" or
+// none is an error: the protocol says a client must treat an unknown one as invalid
+// (go-sdk itself passes it over).
+func decodeCallResult(raw json.RawMessage, modern bool) (*mcp.CallToolResult, error) {
+	res, rt, err := decodeToolResult(raw)
+	if err != nil {
 		return nil, err
+	}
+	if modern && rt != "" && rt != resultComplete && rt != resultInputRequired {
+		return nil, fmt.Errorf("unrecognized resultType %q in the tools/call result", rt)
 	}
 	return res, nil
 }
 
+// resultType values of protocol 2026-07-28.
+const (
+	resultComplete      = "complete"
+	resultInputRequired = "input_required"
+)
+
+// decodeCallToolResult decodes a tools/call result into what go-sdk's decoding gives.
+func decodeCallToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	res, _, err := decodeToolResult(raw)
+	return res, err
+}
+
+// decodeToolResult decodes a tools/call result into what go-sdk's decoding gives, and
+// returns its resultType. An all-text result (the common case) is decoded here; anything
+// else, or anything unusual, goes to go-sdk's own CallToolResult.UnmarshalJSON.
+func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, string, error) {
+	if res, rt, ok := fastToolResult(raw); ok {
+		return res, rt, nil
+	}
+	res := new(mcp.CallToolResult)
+	if len(raw) == 0 || isNull(raw) {
+		return res, "", nil
+	}
+	if err := res.UnmarshalJSON(raw); err != nil {
+		return nil, "", err
+	}
+	var rt string
+	forMembers(raw, func(key string, val []byte) bool {
+		if key == "resultType" {
+			rt, _ = stringValue(val)
+		}
+		return true
+	})
+	return res, rt, nil
+}
+
+// completeResult is an empty result as go-sdk decodes `{"resultType":"complete"}`: its
+// result type is unexported, so a result that says "complete" starts as a copy of it.
+var completeResult = sync.OnceValue(func() mcp.CallToolResult {
+	var r mcp.CallToolResult
+	_ = r.UnmarshalJSON([]byte(`{"resultType":"complete"}`)) // constant input: cannot fail
+	return r
+})
+
 // fastToolResult decodes a result whose members are among content (text blocks with
-// optional _meta only), structuredContent, isError and _meta. It reports false for
-// anything else.
-func fastToolResult(raw []byte) (*mcp.CallToolResult, bool) {
-	res := &mcp.CallToolResult{}
-	var content []byte
+// optional _meta only), structuredContent, isError, _meta and resultType "complete". It
+// reports false for anything else.
+func fastToolResult(raw []byte) (*mcp.CallToolResult, string, bool) {
+	var (
+		content         []byte
+		structured      any
+		isError         bool
+		meta            mcp.Meta
+		rt              string
+		hasStructured   bool
+		structuredBytes []byte
+	)
 	ok := forMembers(raw, func(key string, val []byte) bool {
 		switch key {
 		case "content":
 			content = val
 		case "structuredContent":
-			if isNull(val) {
-				res.StructuredContent = nil
-				return true
-			}
-			var v any
-			if json.Unmarshal(val, &v) != nil {
-				return false
-			}
-			res.StructuredContent = v
+			hasStructured, structuredBytes = true, val
 		case "isError":
 			switch string(val) {
 			case "true":
-				res.IsError = true
+				isError = true
 			case "false", "null":
-				res.IsError = false
+				isError = false
 			default:
 				return false
 			}
@@ -283,18 +440,34 @@ func fastToolResult(raw []byte) (*mcp.CallToolResult, bool) {
 			if json.Unmarshal(val, &m) != nil {
 				return false
 			}
-			res.Meta = m
+			meta = m
+		case "resultType":
+			t, ok := stringValue(val)
+			if !ok || t != resultComplete {
+				return false
+			}
+			rt = t
 		default:
 			return false
 		}
 		return true
 	})
 	if !ok {
-		return nil, false
+		return nil, "", false
 	}
+	if hasStructured && !isNull(structuredBytes) {
+		if json.Unmarshal(structuredBytes, &structured) != nil {
+			return nil, "", false
+		}
+	}
+	res := &mcp.CallToolResult{}
+	if rt != "" {
+		*res = completeResult()
+	}
+	res.StructuredContent, res.IsError, res.Meta = structured, isError, meta
 	res.Content = []mcp.Content{}
 	if len(content) == 0 || isNull(content) {
-		return res, true
+		return res, rt, true
 	}
 	ok = forElements(content, func(item []byte) bool {
 		tc := &mcp.TextContent{}
@@ -324,7 +497,7 @@ func fastToolResult(raw []byte) (*mcp.CallToolResult, bool) {
 		res.Content = append(res.Content, tc)
 		return true
 	})
-	return res, ok
+	return res, rt, ok
 }
 
 // forMembers calls fn for each member of the JSON object b (whole), in order, with the

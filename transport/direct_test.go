@@ -36,7 +36,7 @@ func TestDecodeCallToolResultMatchesGoSDK(t *testing.T) {
 	for _, raw := range toolResults {
 		t.Run(shorten(raw), func(t *testing.T) { compareToolResult(t, []byte(raw)) })
 	}
-	if _, ok := fastToolResult([]byte(toolResults[0])); !ok {
+	if _, _, ok := fastToolResult([]byte(toolResults[0])); !ok {
 		t.Error("a plain text result took the slow path")
 	}
 }
@@ -85,12 +85,12 @@ func TestEncodeCallToolParams(t *testing.T) {
 		{&mcp.CallToolParams{Name: "m", Arguments: map[string]any{"q": "<&>"}}, `{"name":"m","arguments":{"q":"<&>"}}`},
 		{&mcp.CallToolParams{Meta: mcp.Meta{"progressToken": "t1"}, Name: "p", Arguments: json.RawMessage(`{}`)}, `{"_meta":{"progressToken":"t1"},"name":"p","arguments":{}}`},
 	} {
-		got, err := encodeCallToolParams(tc.p)
+		got, err := encodeCallToolParams(tc.p, nil)
 		if err != nil || string(got) != tc.want {
 			t.Errorf("encode(%+v) = %s, %v; want %s", tc.p, got, err, tc.want)
 		}
 	}
-	if _, err := encodeCallToolParams(&mcp.CallToolParams{Name: "x", Arguments: json.RawMessage(`{"a":`)}); err == nil {
+	if _, err := encodeCallToolParams(&mcp.CallToolParams{Name: "x", Arguments: json.RawMessage(`{"a":`)}, nil); err == nil {
 		t.Error("invalid raw arguments: no error")
 	}
 }

@@ -6,3 +6,6 @@ func (c *Conn) Kind() Kind              { return c.kind }
 func (c *Conn) Exited() <-chan struct{} { return c.exitedCh() }
 func (c *Conn) ExitError() error        { return c.exitErr() }
 func (c *Conn) PID() int                { return c.pid() }
+
+// DecodeCallResult is decodeCallResult, for the resultType tests.
+var DecodeCallResult = decodeCallResult

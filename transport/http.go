@@ -30,6 +30,7 @@ type roundTripper struct {
 	captures bool // tee bodies for the capture (Streamable HTTP only)
 	detect   bool // detect the legacy SSE fallback signal (Streamable HTTP only)
 	budget   *budget
+	env      *envelope // records go-sdk's server/discover _meta (Streamable HTTP only)
 
 	// secrets are the strings no error may show: the endpoint's userinfo, query values and
 	// bare query keys, and the header values.
@@ -135,7 +136,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	var isInit bool
 	var sentToolsList bool
-	if (rt.detect || rt.captures) && req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
+	_, direct := req.Body.(directBody) // a direct call's POST (directhttp.go): nothing to inspect
+	if !direct && (rt.detect || rt.captures) && req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
@@ -149,6 +151,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if rt.captures {
 			sentToolsList = rt.capture.observeRequests(body)
+		}
+		if resp := rt.observeCalls(req, body); resp != nil {
+			return resp, nil
 		}
 	}
 
@@ -164,7 +169,14 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt.fallback.Store(true)
 	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		rt.bound(resp, ct, sentToolsList)
+		if direct {
+			// The direct call reads the answer itself, with the same event limit.
+			if ct != "text/event-stream" && rt.budget.limit > 0 {
+				resp.Body = &limitedBody{rc: resp.Body, b: rt.budget, what: "HTTP response body"}
+			}
+		} else {
+			rt.bound(resp, ct, sentToolsList)
+		}
 	}
 	return resp, nil
 }
@@ -216,6 +228,58 @@ func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool
 			limit:  maxCaptureBytes,
 			onBody: rt.capture.observeResponses,
 		}}
+	}
+}
+
+// observeCalls records the _meta of go-sdk's server/discover, and answers go-sdk's first
+// tools/call of a call that continues a direct one (InputRequiredError.Continue) with the
+// saved result, without sending it: the response it returns is that answer.
+func (rt *roundTripper) observeCalls(req *http.Request, body []byte) *http.Response {
+	discover := rt.env != nil && bytes.Contains(body, []byte(`"`+methodDiscover+`"`))
+	call := bytes.Contains(body, []byte(`"`+methodToolsCall+`"`)) && req.Context().Value(resumeKey{}) != nil
+	if !discover && !call {
+		return nil
+	}
+	msgs, err := decodeLine(body, nil)
+	if err != nil {
+		return nil
+	}
+	for _, m := range msgs {
+		r, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		switch {
+		case r.Method == methodDiscover && discover:
+			rt.env.observe(r.Params)
+		case r.Method == methodToolsCall && call && len(msgs) == 1:
+			if n, ok := r.ID.Raw().(int64); !ok || n <= 0 {
+				continue
+			}
+			if rs := takeResume(req.Context()); rs != nil {
+				return savedResponse(req, r.ID, rs.raw)
+			}
+		}
+	}
+	return nil
+}
+
+// savedResponse is an HTTP answer to request req (JSON-RPC ID id) carrying result.
+func savedResponse(req *http.Request, id jsonrpc.ID, result json.RawMessage) *http.Response {
+	body, err := appendMessage(nil, &jsonrpc.Response{ID: id, Result: result})
+	if err != nil {
+		body = nil
+	}
+	return &http.Response{
+		Status:        "200 OK",
+		StatusCode:    http.StatusOK,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
 	}
 }
 

@@ -275,8 +275,15 @@ func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == methodToolsList {
-		s.c.cap.expect(r.ID) // before writing: the response may be read first
+	if r, ok := msg.(*jsonrpc.Request); ok {
+		switch r.Method {
+		case methodToolsList:
+			s.c.cap.expect(r.ID) // before writing: the response may be read first
+		case methodDiscover:
+			s.c.env.observe(r.Params)
+		case methodToolsCall:
+			msg = s.direct.standIn(ctx, r, msg)
+		}
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

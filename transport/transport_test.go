@@ -721,7 +721,7 @@ func TestDirectCalls(t *testing.T) {
 			}
 			ctx := testCtx(t)
 			cs := session(t, ctx, c)
-			if !c.DirectCalls() {
+			if !c.DirectCalls("2025-11-25") {
 				t.Fatal("DirectCalls() = false")
 			}
 			tool, args := "echo", json.RawMessage(`{"x":[1,"<é>"]}`)
@@ -729,7 +729,7 @@ func TestDirectCalls(t *testing.T) {
 				tool, args = "t0", json.RawMessage(`{"zeta":2}`)
 			}
 			for _, name := range []string{tool, "nosuchtool"} {
-				got, gerr := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+				got, gerr := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args}, nil)
 				want, werr := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 					t.Errorf("%s: direct error %v, go-sdk error %v", name, gerr, werr)
@@ -746,7 +746,7 @@ func TestDirectCalls(t *testing.T) {
 			cctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "slow"})
+				_, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "slow"}, nil)
 				done <- err
 			}()
 			select {

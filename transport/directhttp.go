@@ -1,0 +1,282 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+)
+
+// Direct calls over Streamable HTTP on protocol 2026-07-28, which is stateless: a
+// tools/call is one POST carrying everything the server needs (the envelope in _meta, the
+// protocol-version, Mcp-Method, Mcp-Name and Mcp-Param-* headers), answered by one JSON
+// object or an event stream scoped to the request. The POST goes through the connection's
+// own http.Client, so the RoundTripper adds the configured and per-call headers, restores
+// the real endpoint, bounds the response body, marks the server reached and redacts
+// errors, exactly as for go-sdk's requests; OAuth is applied here the way go-sdk's
+// streamable client applies it (a bearer token from the handler's token source; on 401 or
+// 403, Authorize and one retry). Errors have the shape go-sdk's session gives them.
+
+// errRejected is go-sdk's "rejected by transport" error (jsonrpc2.ErrRejected, code -32005):
+// an HTTP failure that did not break the connection.
+var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
+
+// callSummary prefixes transport errors of a direct HTTP call, as go-sdk's Write does.
+const callSummary = `sending "tools/call"`
+
+// drainWait bounds how long a finished event stream is read to its end, so that its
+// connection can be reused; a server that keeps it open longer gets it closed.
+const drainWait = 100 * time.Millisecond
+
+// directBody is the body of a direct POST; the RoundTripper recognises it and skips the
+// body inspection it does for go-sdk's requests.
+type directBody struct{ *bytes.Reader }
+
+func (directBody) Close() error { return nil }
+
+// httpCall POSTs one tools/call and returns its result.
+func (c *Conn) httpCall(ctx context.Context, params json.RawMessage, p *mcp.CallToolParams, opts *CallOptions) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id, _ := jsonrpc.MakeID(float64(c.httpIDs.Add(-1))) // exact: |n| < 2^53
+	body, err := appendMessage(nil, &jsonrpc.Request{ID: id, Method: methodToolsCall, Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: %w", methodToolsCall, err)
+	}
+	body = body[:len(body)-1] // the newline
+	var args json.RawMessage
+	if a, ok := p.Arguments.(json.RawMessage); ok {
+		args = a
+	} else if p.Arguments != nil {
+		args, _ = json.Marshal(p.Arguments)
+	}
+	hdr := paramHeaders(c.bindings.forTool(p.Name, opts.InputSchema), args)
+	result, err := c.post(ctx, body, id, p.Name, hdr, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("calling %q: %w", methodToolsCall, err)
+	}
+	return result, nil
+}
+
+// post sends body and reads the response with ID id.
+func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string, params map[string]string, opts *CallOptions) (json.RawMessage, error) {
+	do := func() (*http.Request, *http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ep.redacted.String(), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Body = directBody{bytes.NewReader(body)}
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return directBody{bytes.NewReader(body)}, nil }
+		h := req.Header
+		h["Content-Type"] = []string{"application/json"}
+		h["Accept"] = []string{"application/json, text/event-stream"}
+		h["Mcp-Protocol-Version"] = []string{opts.Protocol}
+		h["Mcp-Method"] = []string{methodToolsCall}
+		h["Mcp-Name"] = []string{headerValue(name)}
+		for k, v := range params {
+			h.Set(k, v)
+		}
+		if err := c.bearer(ctx, h); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
+		}
+		return req, resp, nil
+	}
+	req, resp, err := do()
+	if err != nil {
+		return nil, err
+	}
+	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && c.oauth != nil {
+		if err := c.oauth.Authorize(ctx, req, resp); err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
+		}
+		if _, resp, err = do(); err != nil {
+			return nil, err
+		}
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp); err != nil {
+		return nil, err
+	}
+	switch ct := mediaType(resp.Header.Get("Content-Type")); ct {
+	case "application/json":
+		return c.readJSON(resp, id)
+	case "text/event-stream":
+		return c.readEvents(resp, id, opts)
+	default:
+		return nil, fmt.Errorf("%s: unsupported content type %q", callSummary, ct)
+	}
+}
+
+// bearer sets the OAuth bearer token, as go-sdk's streamable client does: an invalid_grant
+// from the token source leaves the header off, so that the server's 401 starts Authorize.
+func (c *Conn) bearer(ctx context.Context, h http.Header) error {
+	if c.oauth == nil {
+		return nil
+	}
+	ts, err := c.oauth.TokenSource(context.WithoutCancel(ctx))
+	if err != nil || ts == nil {
+		return err
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+			return nil
+		}
+		return err
+	}
+	if tok != nil {
+		h.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	return nil
+}
+
+// maxErrorBody bounds the body of a failed response read for its JSON-RPC error.
+const maxErrorBody = 64 << 10
+
+// checkStatus turns an unsuccessful status into go-sdk's error for it: 429 and 502–504 are
+// transient (rejected), another failure with a JSON-RPC error in its body is that error
+// (rejected), and any other failure names the status.
+func checkStatus(resp *http.Response) error {
+	code := resp.StatusCode
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return fmt.Errorf("%w: %s: %v", errRejected, callSummary, http.StatusText(code))
+	}
+	if code >= 200 && code < 300 {
+		return nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if msgs, err := decodeLine(body, nil); err == nil && len(msgs) == 1 {
+		if r, ok := msgs[0].(*jsonrpc.Response); ok && r.Error != nil {
+			return fmt.Errorf("%s: %w: %w: %v", callSummary, r.Error, errRejected, http.StatusText(code))
+		}
+	}
+	return fmt.Errorf("%s: %v", callSummary, http.StatusText(code))
+}
+
+// readJSON reads a JSON answer: one response with the call's ID.
+func (c *Conn) readJSON(resp *http.Response, id jsonrpc.ID) (json.RawMessage, error) {
+	var body []byte
+	var err error
+	if n := resp.ContentLength; n > 0 && (c.rt.budget.limit <= 0 || n <= c.rt.budget.limit) {
+		body = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, body)
+	} else {
+		body, err = io.ReadAll(resp.Body)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: failed to read body: %w", callSummary, err)
+	}
+	msgs, err := decodeLine(body, nil)
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("%s: failed to decode response: %v", callSummary, errNotJSONRPC)
+	}
+	return answer(msgs[0], id)
+}
+
+// answer returns the result of response m to request id, or its error.
+func answer(m jsonrpc.Message, id jsonrpc.ID) (json.RawMessage, error) {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || r.ID != id {
+		return nil, fmt.Errorf("%s: the server answered with another message than the response to request %v", callSummary, id.Raw())
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	return r.Result, nil
+}
+
+// errNoResponse is go-sdk's error for an event stream that ended without the response.
+var errNoResponse = errors.New("request terminated without response")
+
+// readEvents reads an event stream until the response with the call's ID, handing
+// progress notifications to opts.OnProgress; the stream's other messages (notifications
+// the bridge does not follow; requests, which protocol 2026-07-28 does not allow here) are
+// skipped. Events over the byte budget fail the call with a *BudgetError.
+func (c *Conn) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOptions) (json.RawMessage, error) {
+	var (
+		result json.RawMessage
+		err    error
+		done   bool
+	)
+	p := &sseParser{limit: maxCaptureBytes}
+	if c.rt.budget.limit > 0 {
+		p.limit = int(c.rt.budget.limit)
+	}
+	p.onEvent = func(name string, data []byte) {
+		if done || (name != "" && name != "message") {
+			return
+		}
+		msgs, derr := decodeLine(data, nil)
+		if derr != nil || len(msgs) != 1 {
+			err, done = fmt.Errorf("%s: failed to decode event: %v", callSummary, errNotJSONRPC), true
+			return
+		}
+		switch m := msgs[0].(type) {
+		case *jsonrpc.Response:
+			if m.ID == id {
+				result, err = answer(m, id)
+				done = true
+			}
+		case *jsonrpc.Request:
+			if m.Method == "notifications/progress" && !m.ID.IsValid() && opts.OnProgress != nil {
+				var pp mcp.ProgressNotificationParams
+				if json.Unmarshal(m.Params, &pp) == nil {
+					opts.OnProgress(&pp)
+				}
+			}
+		}
+	}
+	buf := make([]byte, 4<<10)
+	for !done {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			p.write(buf[:n])
+		}
+		switch {
+		case p.over:
+			return nil, fmt.Errorf("%s: %w", callSummary, c.rt.budget.record("SSE event"))
+		case p.dead && !done:
+			return nil, fmt.Errorf("%s: malformed event stream", callSummary)
+		}
+		if rerr != nil {
+			if !done {
+				p.finish()
+			}
+			if done {
+				break
+			}
+			if errors.Is(rerr, io.EOF) {
+				return nil, errNoResponse
+			}
+			return nil, fmt.Errorf("%s: reading the event stream: %w", callSummary, rerr)
+		}
+	}
+	drain(resp.Body)
+	return result, err
+}
+
+// drain reads what is left of a finished stream, briefly, so that the connection is reused.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(drainWait, func() { _ = body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxErrorBody))
+	t.Stop()
+}
