@@ -57,6 +57,7 @@ type Server struct {
 	relist   relistState       // re-listing after tools/list_changed
 	notify   notifier          // runs OnToolsChanged outside background work
 	proto    protocolState     // the protocol version to keep for redials
+	paths    pathCounts        // tools/call by path (callpath.go)
 
 	closeOnce sync.Once
 	closeErr  error

@@ -28,6 +28,8 @@ type session struct {
 	dead    chan struct{}      // closed when the session ended, for whatever reason
 	started time.Time
 
+	path callPath // how tools/call goes on this session (callpath.go)
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -92,26 +94,10 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage)
 			params.SetProgressToken(tok)
 		}
 		var err error
-		if directCalls(sess) {
-			res, err = sess.conn.CallTool(ctx, params)
-		} else {
-			res, err = sess.cs.CallTool(ctx, params)
-		}
+		res, err = s.callOn(ctx, sess, rt, params) // callpath.go: direct or through go-sdk
 		return err
 	})
 	return res, err
-}
-
-// directCalls reports whether tools/call can go straight over the session's connection
-// (transport.Conn.CallTool), which skips go-sdk's per-call decoding and its middleware:
-// stdio, in-process or SSE, and a protocol before 2026-07-28 (whose per-request _meta
-// go-sdk adds). The bridge installs no sending middleware on its client.
-func directCalls(sess *session) bool {
-	if !sess.conn.DirectCalls() {
-		return false
-	}
-	ir := sess.cs.InitializeResult()
-	return ir != nil && ir.ProtocolVersion < "2026-07-28"
 }
 
 func (s *Server) requestErr(ctx context.Context, phase Phase, what string, timeout time.Duration, err error) error {

@@ -1,0 +1,67 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/transport"
+)
+
+// The call path: how a tools/call reaches the server. The direct path
+// (transport.Conn.CallTool) writes the request on the session's connection itself (stdio,
+// in-process, legacy SSE) or POSTs it (Streamable HTTP on 2026-07-28, which is stateless)
+// and decodes the result without go-sdk's per-call costs; it carries the protocol's
+// per-request envelope and takes the same result, errors and multi-round-trip handling
+// as go-sdk's ClientSession.CallTool, which remains the path for the rest (Streamable
+// HTTP sessions before 2026-07-28). The bridge installs no sending middleware that a
+// tools/call would have to pass (discoverMiddleware only watches server/discover).
+
+// callPath is a session's choice of path, made on its first call.
+type callPath struct {
+	once     sync.Once
+	direct   bool
+	protocol string
+}
+
+// pathCounts counts a server's tools/call by the path they took, so tests can tell.
+type pathCounts struct {
+	direct, sdk atomic.Int64
+}
+
+// choose returns whether sess carries direct calls, and its protocol version.
+func (p *callPath) choose(sess *session) (bool, string) {
+	p.once.Do(func() {
+		if ir := sess.cs.InitializeResult(); ir != nil {
+			p.protocol = ir.ProtocolVersion
+		}
+		p.direct = sess.conn.DirectCalls(p.protocol)
+	})
+	return p.direct, p.protocol
+}
+
+// callOn makes one tools/call with params on sess. A result that asks for input (protocol
+// 2026-07-28) continues in go-sdk's multi-round-trip loop, which answers the requests
+// through the client's handlers (OnElicitation) and retries with the responses.
+func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	direct, protocol := sess.path.choose(sess)
+	if !direct {
+		s.paths.sdk.Add(1)
+		return sess.cs.CallTool(ctx, params)
+	}
+	s.paths.direct.Add(1)
+	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema}
+	if progressFunc(ctx) != nil {
+		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
+			s.progress.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
+		}
+	}
+	res, err := sess.conn.CallTool(ctx, params, &opts)
+	var ir *transport.InputRequiredError
+	if errors.As(err, &ir) {
+		return sess.cs.CallTool(ir.Continue(ctx), params)
+	}
+	return res, err
+}

@@ -1,0 +1,77 @@
+package bridge_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// TestDefaultCallPath fails when a tools/call with the default configuration leaves the
+// direct path: over stdio and in-process on both the negotiated protocol (2026-07-28) and
+// the pinned 2025-11-25, and over Streamable HTTP on 2026-07-28 (a stateless server). A
+// Streamable HTTP session before 2026-07-28 (the stateful server) is the one kind that
+// stays on go-sdk's path, and the test pins that too, so that a change of path shows. Each
+// case also checks the protocol version the session got, so a negotiation that silently
+// falls back cannot pass for the modern case.
+func TestDefaultCallPath(t *testing.T) {
+	srvHTTP := func(stateless bool) bridge.ServerConfig {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newFixture("basic", nil) },
+			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: discard()})
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
+		return bridge.ServerConfig{ID: "h", Type: bridge.TypeHTTP, URL: ts.URL + "/mcp"}
+	}
+	for _, tc := range []struct {
+		name    string
+		cfg     func() bridge.ServerConfig
+		pin     string
+		version string
+		direct  bool
+	}{
+		{"stdio", func() bridge.ServerConfig { return stdioConfig(t, "s", "basic") }, "", "2026-07-28", true},
+		{"stdio pinned", func() bridge.ServerConfig { return stdioConfig(t, "s", "basic") }, "2025-11-25", "2025-11-25", true},
+		{"inprocess", func() bridge.ServerConfig { return inProcess("m", newFixture("basic", nil)) }, "", "2026-07-28", true},
+		{"inprocess pinned", func() bridge.ServerConfig { return inProcess("m", newFixture("basic", nil)) }, "2025-11-25", "2025-11-25", true},
+		{"http stateless", func() bridge.ServerConfig { return srvHTTP(true) }, "", "2026-07-28", true},
+		{"http stateless pinned", func() bridge.ServerConfig { return srvHTTP(true) }, "2025-11-25", "2025-11-25", false},
+		{"http stateful", func() bridge.ServerConfig { return srvHTTP(false) }, "", "2025-11-25", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg()
+			cfg.ProtocolVersion = tc.pin
+			s := dialT(t, cfg, nil)
+			if v := s.Status().ProtocolVersion; v != tc.version {
+				t.Fatalf("protocol %q, want %q (%s)", v, tc.version, s.Status().Negotiation)
+			}
+			var add bridge.Tool
+			for _, tool := range s.Tools() {
+				if tool.RemoteName == "add" {
+					add = tool
+				}
+			}
+			const n = 3
+			for range n {
+				out, err := add.Handler(ctxT(t, 20*time.Second), json.RawMessage(`{"a":40,"b":2}`))
+				if err != nil || out != "42" {
+					t.Fatalf("add = %q, %v", out, err)
+				}
+			}
+			if _, err := s.CallTool(ctxT(t, 20*time.Second), "add", json.RawMessage(`{"a":1,"b":2}`)); err != nil {
+				t.Fatal(err)
+			}
+			direct, sdk := s.CallPaths()
+			want := [2]int64{0, n + 1}
+			if tc.direct {
+				want = [2]int64{n + 1, 0}
+			}
+			if got := [2]int64{direct, sdk}; got != want {
+				t.Errorf("calls by path (direct, go-sdk) = %v, want %v", got, want)
+			}
+		})
+	}
+}
