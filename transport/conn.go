@@ -73,6 +73,7 @@ type Conn struct {
 	env         envelope       // the per-request _meta of protocol 2026-07-28 (envelope.go)
 	httpIDs     atomic.Int64   // JSON-RPC IDs of direct Streamable HTTP calls (counting down)
 	bindings    schemaBindings // x-mcp-header markers by tool (paramheaders.go)
+	meta        metaCache      // the last result _meta decoded (direct.go)
 
 	closeOnce sync.Once
 	closeErr  error

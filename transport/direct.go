@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -109,7 +110,7 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOp
 	if err != nil {
 		return nil, err
 	}
-	res, err := decodeCallResult(raw, modern)
+	res, err := decodeCallResult(raw, modern, &c.meta)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
@@ -351,9 +352,9 @@ func (d *directCalls) terminate(err error) {
 // decodeCallResult decodes a tools/call result into what go-sdk's decoding gives. On a
 // modern protocol (2026-07-28 on) a resultType other than "complete", "input_required" or
 // none is an error: the protocol says a client must treat an unknown one as invalid
-// (go-sdk itself passes it over).
-func decodeCallResult(raw json.RawMessage, modern bool) (*mcp.CallToolResult, error) {
-	res, rt, err := decodeToolResult(raw)
+// (go-sdk itself passes it over). mc, when not nil, remembers the last _meta decoded.
+func decodeCallResult(raw json.RawMessage, modern bool, mc *metaCache) (*mcp.CallToolResult, error) {
+	res, rt, err := decodeToolResult(raw, mc)
 	if err != nil {
 		return nil, err
 	}
@@ -371,15 +372,15 @@ const (
 
 // decodeCallToolResult decodes a tools/call result into what go-sdk's decoding gives.
 func decodeCallToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
-	res, _, err := decodeToolResult(raw)
+	res, _, err := decodeToolResult(raw, nil)
 	return res, err
 }
 
 // decodeToolResult decodes a tools/call result into what go-sdk's decoding gives, and
 // returns its resultType. An all-text result (the common case) is decoded here; anything
 // else, or anything unusual, goes to go-sdk's own CallToolResult.UnmarshalJSON.
-func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, string, error) {
-	if res, rt, ok := fastToolResult(raw); ok {
+func decodeToolResult(raw json.RawMessage, mc *metaCache) (*mcp.CallToolResult, string, error) {
+	if res, rt, ok := fastToolResult(raw, mc); ok {
 		return res, rt, nil
 	}
 	res := new(mcp.CallToolResult)
@@ -390,12 +391,9 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, string, error) 
 		return nil, "", err
 	}
 	var rt string
-	forMembers(raw, func(key string, val []byte) bool {
-		if key == "resultType" {
-			rt, _ = stringValue(val)
-		}
-		return true
-	})
+	if v, ok := memberValue(raw, "resultType"); ok {
+		rt, _ = stringValue(v)
+	}
 	return res, rt, nil
 }
 
@@ -410,158 +408,182 @@ var completeResult = sync.OnceValue(func() mcp.CallToolResult {
 // fastToolResult decodes a result whose members are among content (text blocks with
 // optional _meta only), structuredContent, isError, _meta and resultType "complete". It
 // reports false for anything else.
-func fastToolResult(raw []byte) (*mcp.CallToolResult, string, bool) {
-	var (
-		content         []byte
-		structured      any
-		isError         bool
-		meta            mcp.Meta
-		rt              string
-		hasStructured   bool
-		structuredBytes []byte
-	)
-	ok := forMembers(raw, func(key string, val []byte) bool {
-		switch key {
-		case "content":
-			content = val
-		case "structuredContent":
-			hasStructured, structuredBytes = true, val
-		case "isError":
-			switch string(val) {
+func fastToolResult(raw []byte, mc *metaCache) (*mcp.CallToolResult, string, bool) {
+	var content, structured, meta []byte
+	var isError, complete bool
+	obj := scanObject(raw)
+	for {
+		k, v, ok := obj.next()
+		if !ok {
+			break
+		}
+		switch {
+		case keyIs(k, "content"):
+			content = v
+		case keyIs(k, "structuredContent"):
+			structured = v
+		case keyIs(k, "isError"):
+			switch string(v) {
 			case "true":
 				isError = true
 			case "false", "null":
 				isError = false
 			default:
-				return false
+				return nil, "", false
 			}
-		case "_meta":
-			var m mcp.Meta
-			if json.Unmarshal(val, &m) != nil {
-				return false
+		case keyIs(k, "_meta"):
+			meta = v
+		case keyIs(k, "resultType"):
+			if t, ok := stringValue(v); !ok || t != resultComplete {
+				return nil, "", false
 			}
-			meta = m
-		case "resultType":
-			t, ok := stringValue(val)
-			if !ok || t != resultComplete {
-				return false
-			}
-			rt = t
+			complete = true
 		default:
-			return false
-		}
-		return true
-	})
-	if !ok {
-		return nil, "", false
-	}
-	if hasStructured && !isNull(structuredBytes) {
-		if json.Unmarshal(structuredBytes, &structured) != nil {
 			return nil, "", false
 		}
 	}
-	res := &mcp.CallToolResult{}
-	if rt != "" {
-		*res = completeResult()
+	if !obj.valid() {
+		return nil, "", false
 	}
-	res.StructuredContent, res.IsError, res.Meta = structured, isError, meta
-	res.Content = []mcp.Content{}
+	res := &mcp.CallToolResult{}
+	rt := ""
+	if complete {
+		*res = completeResult()
+		rt = resultComplete
+	}
+	res.IsError = isError
+	if meta != nil {
+		m, ok := mc.decode(meta)
+		if !ok {
+			return nil, "", false
+		}
+		res.Meta = m
+	}
+	if structured != nil && !isNull(structured) {
+		if json.Unmarshal(structured, &res.StructuredContent) != nil {
+			return nil, "", false
+		}
+	}
 	if len(content) == 0 || isNull(content) {
+		res.Content = []mcp.Content{}
 		return res, rt, true
 	}
-	ok = forElements(content, func(item []byte) bool {
-		tc := &mcp.TextContent{}
-		isText := false
-		if !forMembers(item, func(key string, val []byte) bool {
-			switch key {
-			case "type":
-				t, ok := stringValue(val)
-				isText = ok && t == "text"
-				return isText
-			case "text":
-				t, ok := stringValue(val)
-				tc.Text = t
-				return ok
-			case "_meta":
-				var m mcp.Meta
-				if json.Unmarshal(val, &m) != nil {
-					return false
-				}
-				tc.Meta = m
-				return true
-			}
-			return false
-		}) || !isText {
-			return false
+	items := scanArray(content)
+	for {
+		item, ok := items.next()
+		if !ok {
+			break
+		}
+		tc, ok := textBlock(item, mc)
+		if !ok {
+			return nil, "", false
 		}
 		res.Content = append(res.Content, tc)
-		return true
-	})
-	return res, rt, ok
+	}
+	if !items.valid() {
+		return nil, "", false
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	return res, rt, true
 }
 
-// forMembers calls fn for each member of the JSON object b (whole), in order, with the
-// key unescaped and the raw value; it reports false if b is not an object or fn refused.
-func forMembers(b []byte, fn func(key string, val []byte) bool) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
-	}
+// textBlock decodes a content block that is {"type":"text","text":…} with an optional
+// _meta and nothing else.
+func textBlock(item []byte, mc *metaCache) (*mcp.TextContent, bool) {
+	tc := &mcp.TextContent{}
+	isText := false
+	obj := scanObject(item)
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		kEnd, err := skipString(b, i)
-		if err != nil {
-			return false
-		}
-		key, ok := stringValue(b[i:kEnd])
+		k, v, ok := obj.next()
 		if !ok {
-			return false
+			break
 		}
-		i = skipSpace(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return false
+		switch {
+		case keyIs(k, "type"):
+			t, ok := stringValue(v)
+			if isText = ok && t == "text"; !isText {
+				return nil, false
+			}
+		case keyIs(k, "text"):
+			t, ok := stringValue(v)
+			if !ok {
+				return nil, false
+			}
+			tc.Text = t
+		case keyIs(k, "_meta"):
+			m, ok := mc.decode(v)
+			if !ok {
+				return nil, false
+			}
+			tc.Meta = m
+		default:
+			return nil, false
 		}
-		i = skipSpace(b, i+1)
-		vEnd, err := skipValue(b, i, 1)
-		if err != nil || !fn(key, b[i:vEnd]) {
-			return false
-		}
-		i = skipSpace(b, vEnd)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		return i < len(b) && b[i] == '}' && skipSpace(b, i+1) == len(b)
 	}
+	return tc, obj.valid() && isText
 }
 
-// forElements calls fn for each element of the JSON array b (whole); it reports false if
-// b is not an array or fn refused.
-func forElements(b []byte, fn func(elem []byte) bool) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		end, err := skipValue(b, i, 1)
-		if err != nil || !fn(b[i:end]) {
-			return false
+// metaCache keeps the last _meta a connection decoded: a server sends the same one (its
+// serverInfo, on protocol 2026-07-28) with every result, and copying the decoded value is
+// far cheaper than decoding it again.
+type metaCache struct {
+	last atomic.Pointer[cachedMeta]
+}
+
+type cachedMeta struct {
+	raw []byte
+	m   mcp.Meta // never handed out; callers get copies
+}
+
+// maxCachedMeta bounds the _meta kept by a metaCache.
+const maxCachedMeta = 1 << 10
+
+// decode decodes a _meta value; mc may be nil.
+func (mc *metaCache) decode(raw []byte) (mcp.Meta, bool) {
+	if mc != nil {
+		if c := mc.last.Load(); c != nil && bytes.Equal(c.raw, raw) {
+			return copyMeta(c.m), true
 		}
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-			continue
-		}
-		return i < len(b) && b[i] == ']' && skipSpace(b, i+1) == len(b)
 	}
+	var m mcp.Meta
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	if mc != nil && len(raw) <= maxCachedMeta {
+		mc.last.Store(&cachedMeta{raw: bytes.Clone(raw), m: copyMeta(m)})
+	}
+	return m, true
+}
+
+// copyMeta copies the maps and slices of a decoded _meta; strings, numbers and booleans
+// are immutable and shared.
+func copyMeta(m mcp.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		out[k] = copyValue(v)
+	}
+	return out
+}
+
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = copyValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = copyValue(x)
+		}
+		return out
+	}
+	return v
 }

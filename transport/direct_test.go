@@ -43,7 +43,7 @@ func TestDecodeCallToolResultMatchesGoSDK(t *testing.T) {
 	for _, raw := range toolResults {
 		t.Run(shorten(raw), func(t *testing.T) { compareToolResult(t, []byte(raw)) })
 	}
-	if _, _, ok := fastToolResult([]byte(toolResults[0])); !ok {
+	if _, _, ok := fastToolResult([]byte(toolResults[0]), nil); !ok {
 		t.Error("a plain text result took the slow path")
 	}
 }
@@ -79,7 +79,11 @@ func compareToolResult(t *testing.T, raw []byte) {
 	if err != nil {
 		return
 	}
-	modern, merr := decodeCallResult(raw, true)
+	mc := &metaCache{}
+	modern, merr := decodeCallResult(raw, true, mc)
+	if again, aerr := decodeCallResult(raw, true, mc); (aerr != nil) != (merr != nil) || !reflect.DeepEqual(again, modern) {
+		t.Fatalf("%s: a second decode (cached _meta) differs: %#v, %v", raw, again, aerr)
+	}
 	var rt string
 	forMembers(raw, func(k string, v []byte) bool {
 		if k == "resultType" {

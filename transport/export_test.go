@@ -8,4 +8,6 @@ func (c *Conn) ExitError() error        { return c.exitErr() }
 func (c *Conn) PID() int                { return c.pid() }
 
 // DecodeCallResult is decodeCallResult, for the resultType tests.
-var DecodeCallResult = decodeCallResult
+func DecodeCallResult(raw []byte, modern bool) (any, error) {
+	return decodeCallResult(raw, modern, nil)
+}

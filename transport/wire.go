@@ -77,6 +77,7 @@ func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 	if i >= len(b) || b[i] != '{' {
 		return nil, 0, errNotJSONRPC
 	}
+	start := i
 	var (
 		version, method            []byte
 		hasMethod                  bool
@@ -136,11 +137,12 @@ func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 			return nil, 0, errNotJSONRPC
 		}
 	}
-	m, e := buildMessage(version, method, hasMethod, idRaw, params, result, err)
+	m, e := buildMessage(version, method, hasMethod, idRaw, params, result, err, b[start:i])
 	return m, i, e
 }
 
-func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result, err []byte) (jsonrpc.Message, error) {
+// buildMessage makes the message of the object obj from its members.
+func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result, err, obj []byte) (jsonrpc.Message, error) {
 	if v, ok := stringValue(version); !ok || v != "2.0" {
 		return nil, fmt.Errorf("%w: no \"jsonrpc\":\"2.0\"", errNotJSONRPC)
 	}
@@ -163,11 +165,20 @@ func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result,
 	}
 	resp := &jsonrpc.Response{ID: id, Result: copyRaw(result)}
 	if len(err) > 0 && !isNull(err) {
-		var we jsonrpc.Error
-		if json.Unmarshal(err, &we) != nil {
+		// Rare, and its decoding has details (exact key case, number forms) best left to
+		// go-sdk's decoder, whose result this must be.
+		m, derr := jsonrpc.DecodeMessage(obj)
+		r, ok := m.(*jsonrpc.Response)
+		if derr != nil || !ok {
 			return nil, fmt.Errorf("%w: malformed error object", errNotJSONRPC)
 		}
-		resp.Error = &we
+		if r.Error != nil {
+			var we *jsonrpc.Error
+			if !errors.As(r.Error, &we) {
+				return nil, fmt.Errorf("%w: malformed error object", errNotJSONRPC)
+			}
+			resp.Error = we
+		}
 	}
 	return resp, nil
 }
@@ -236,26 +247,17 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the index just past the string token starting at b[i]
 // (a '"').
 func skipString(b []byte, i int) (int, error) {
-	i++
-	for {
-		j := bytes.IndexAny(b[i:], "\"\\")
-		if j < 0 {
-			return 0, fmt.Errorf("%w: unterminated string", errNotJSONRPC)
-		}
-		for _, c := range b[i : i+j] {
-			if c < 0x20 {
-				return 0, fmt.Errorf("%w: control character in string", errNotJSONRPC)
-			}
-		}
-		i += j
-		if b[i] == '"' {
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
 			return i + 1, nil
+		case c == '\\':
+			i++ // the escaped byte; \uXXXX digits are plain bytes
+		case c < 0x20:
+			return 0, fmt.Errorf("%w: control character in string", errNotJSONRPC)
 		}
-		if i+1 >= len(b) {
-			return 0, fmt.Errorf("%w: unterminated string", errNotJSONRPC)
-		}
-		i += 2 // the escape and the escaped byte; \uXXXX digits are plain bytes
 	}
+	return 0, fmt.Errorf("%w: unterminated string", errNotJSONRPC)
 }
 
 // skipValue returns the index just past the JSON value starting at b[i],
