@@ -17,10 +17,14 @@ import (
 	"github.com/ttalk/mcpbridge/bridge"
 )
 
-// The benchmark of issue 13: the bridge's Tool.Handler against raw go-sdk and the
-// TypeScript SDK's raw client (testdata/tsbench/client.mjs, @modelcontextprotocol/sdk pinned
-// in package.json), all calling "add" on the same go-sdk server (testdata/benchserver) over
-// stdio, sdkServers processes each, in the same run. BENCHMARKS.md has the numbers.
+// The benchmark of issues 13 and 23: the bridge's Tool.Handler against a minimal
+// hand-written JSON-RPC client (the server's ceiling, bench_ceiling_test.go), raw go-sdk
+// and the TypeScript SDK's raw client (testdata/tsbench/client.mjs, @modelcontextprotocol/sdk
+// pinned in package.json), all calling "add" on the same go-sdk server
+// (testdata/benchserver) over stdio, sdkServers processes each, in the same run. Every
+// client runs with its default settings (the protocol it negotiates); the bridge, go-sdk
+// and the ceiling client also run pinned to 2025-11-25 ("-2025"). integration/bench
+// regenerates BENCHMARKS.md from the numbers.
 
 const (
 	sdkServers = 8    // stdio server processes per client
@@ -37,8 +41,8 @@ type sdkClient struct {
 
 // BenchmarkVsSDKs runs sdkCalls calls in sequence, then sdkCalls calls sdkWidth at a time,
 // through each client in turn; one op is one such round over all clients, and the best
-// round of each measurement is reported (calls/s, and the bridge's ratio to each other
-// client). Use -benchtime 4x for the best of 4 interleaved rounds:
+// round of each measurement is reported as "<client>-seq-calls/s" and
+// "<client>-16wide-calls/s". Use -benchtime 4x for the best of 4 interleaved rounds:
 //
 //	go test -run '^$' -bench VsSDKs -benchtime 4x ./integration/
 //
@@ -47,8 +51,12 @@ func BenchmarkVsSDKs(b *testing.B) {
 	ctx := benchContext(b)
 	bin := buildBenchServer(b)
 	clients := []sdkClient{
-		bridgeClient(ctx, b, bin),
-		goSDKClient(ctx, b, bin),
+		ceilingClient(ctx, b, bin, "ceiling", "2026-07-28"),
+		bridgeClient(ctx, b, bin, "bridge", benchDefault),
+		goSDKClient(ctx, b, bin, "gosdk", benchDefault),
+		ceilingClient(ctx, b, bin, "ceiling-2025", benchLegacy),
+		bridgeClient(ctx, b, bin, "bridge-2025", benchLegacy),
+		goSDKClient(ctx, b, bin, "gosdk-2025", benchLegacy),
 	}
 	if ts, ok := tsClient(ctx, b, bin); ok {
 		clients = append(clients, ts)
@@ -85,10 +93,6 @@ func BenchmarkVsSDKs(b *testing.B) {
 	for i, c := range clients {
 		b.ReportMetric(rate(bests[i].seq), c.name+"-seq-calls/s")
 		b.ReportMetric(rate(bests[i].wide), c.name+"-"+strconv.Itoa(sdkWidth)+"wide-calls/s")
-		if i > 0 {
-			b.ReportMetric(float64(bests[i].seq)/float64(bests[0].seq), "bridge/"+c.name+"-seq")
-			b.ReportMetric(float64(bests[i].wide)/float64(bests[0].wide), "bridge/"+c.name+"-"+strconv.Itoa(sdkWidth)+"wide")
-		}
 	}
 }
 
@@ -103,12 +107,13 @@ func roundRobin(ctx context.Context, calls, width, n int, call func(ctx context.
 	return time.Since(start), err
 }
 
-// bridgeClient connects sdkServers stdio servers through bridge.Connect and calls each
-// server's "add" through its Tool.Handler.
-func bridgeClient(ctx context.Context, b *testing.B, bin string) sdkClient {
+// bridgeClient connects sdkServers stdio servers through bridge.Connect (offering
+// protocol; "" negotiates) and calls each server's "add" through its Tool.Handler.
+func bridgeClient(ctx context.Context, b *testing.B, bin, name, protocol string) sdkClient {
 	cfgs := make([]bridge.ServerConfig, sdkServers)
 	for i := range cfgs {
 		cfgs[i] = benchStdio("s"+strconv.Itoa(i), bin)
+		cfgs[i].ProtocolVersion = protocol
 	}
 	tools, err := bridge.Connect(ctx, cfgs, benchOptions())
 	if err != nil {
@@ -119,24 +124,24 @@ func bridgeClient(ctx context.Context, b *testing.B, bin string) sdkClient {
 	for i, cfg := range cfgs {
 		calls[i] = handlerCall(benchTool(b, tools.Tools(), cfg.ID, "add").Handler)
 	}
-	return sdkClient{name: "bridge", run: func(ctx context.Context, n, width int) (time.Duration, error) {
+	return sdkClient{name: name, run: func(ctx context.Context, n, width int) (time.Duration, error) {
 		return roundRobin(ctx, n, width, len(calls), func(ctx context.Context, i int) error { return calls[i](ctx) })
 	}}
 }
 
-// goSDKClient connects sdkServers raw go-sdk client sessions (mcp.CommandTransport) and
-// calls "add" with ClientSession.CallTool.
-func goSDKClient(ctx context.Context, b *testing.B, bin string) sdkClient {
+// goSDKClient connects sdkServers raw go-sdk client sessions (mcp.CommandTransport,
+// offering protocol; "" negotiates) and calls "add" with ClientSession.CallTool.
+func goSDKClient(ctx context.Context, b *testing.B, bin, name, protocol string) sdkClient {
 	calls := make([]callTool, sdkServers)
 	for i := range calls {
-		cs, err := rawStdio(ctx, bin)
+		cs, err := rawStdio(ctx, bin, protocol)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = cs.Close() })
 		calls[i] = rawCall(cs)
 	}
-	return sdkClient{name: "gosdk", run: func(ctx context.Context, n, width int) (time.Duration, error) {
+	return sdkClient{name: name, run: func(ctx context.Context, n, width int) (time.Duration, error) {
 		return roundRobin(ctx, n, width, len(calls), func(ctx context.Context, i int) error { return calls[i](ctx) })
 	}}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,63 +40,82 @@ type callPair struct {
 
 // callPairs connects a raw go-sdk session and a bridge Server to the same "add" server
 // over in-memory transports, over stdio (two processes of the same binary) and over
-// Streamable HTTP (one loopback httptest server; the raw session uses go-sdk's default
-// HTTP client, the bridge its own transport).
+// Streamable HTTP (one loopback server in a process of its own, testdata/benchserver
+// -http; the raw session uses go-sdk's default HTTP client, the bridge its own
+// transport), each with the default protocol (negotiated:
+// 2026-07-28; over HTTP a stateless server, the kind that speaks it) and pinned to
+// 2025-11-25 ("-2025"; over HTTP go-sdk's default, stateful server). Both sides of a pair
+// must end up on the same protocol version.
 func callPairs(b *testing.B) []struct {
 	name string
 	open func(b *testing.B) callPair
 } {
 	bin := buildBenchServer(b)
-	return []struct {
+	type pairer = struct {
 		name string
 		open func(b *testing.B) callPair
-	}{
-		{"inmemory", func(b *testing.B) callPair {
-			ctx := benchContext(b)
-			srv := newBenchServer(0)
-			cs, err := rawInMemory(ctx, srv)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = cs.Close() })
-			s, err := bridge.Dial(ctx, benchInProcess("mem", srv, 0), benchOptions())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = s.Close() })
-			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "mem", "add").Handler)}
-		}},
-		{"stdio", func(b *testing.B) callPair {
-			ctx := benchContext(b)
-			cs, err := rawStdio(ctx, bin)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = cs.Close() })
-			s, err := bridge.Dial(ctx, benchStdio("stdio", bin), benchOptions())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = s.Close() })
-			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "stdio", "add").Handler)}
-		}},
-		{"http", func(b *testing.B) callPair {
-			ctx := benchContext(b)
-			url := benchHTTP(b, newBenchServer(0))
-			cs, err := newRawClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url},
-				&mcp.ClientSessionOptions{ProtocolVersion: benchProtocolVersion})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = cs.Close() })
-			s, err := bridge.Dial(ctx, bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: url}, benchOptions())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = s.Close() })
-			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), "http", "add").Handler)}
-		}},
 	}
+	var pairs []pairer
+	for _, proto := range []string{benchDefault, benchLegacy} {
+		suffix := ""
+		if proto != benchDefault {
+			suffix = "-2025"
+		}
+		pair := func(b *testing.B, cs *mcp.ClientSession, s *bridge.Server, id string) callPair {
+			b.Cleanup(func() { _ = cs.Close() })
+			b.Cleanup(func() { _ = s.Close() })
+			if rv, bv := cs.InitializeResult().ProtocolVersion, s.Status().ProtocolVersion; rv != bv || (proto != "" && rv != proto) {
+				b.Fatalf("raw go-sdk negotiated %q, the bridge %q", rv, bv)
+			}
+			return callPair{raw: rawCall(cs), bridge: handlerCall(benchTool(b, s.Tools(), id, "add").Handler)}
+		}
+		pairs = append(pairs,
+			pairer{"inmemory" + suffix, func(b *testing.B) callPair {
+				ctx := benchContext(b)
+				srv := newBenchServer(0)
+				cs, err := rawInMemory(ctx, srv, proto)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg := benchInProcess("mem", srv, 0)
+				cfg.ProtocolVersion = proto
+				s, err := bridge.Dial(ctx, cfg, benchOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				return pair(b, cs, s, "mem")
+			}},
+			pairer{"stdio" + suffix, func(b *testing.B) callPair {
+				ctx := benchContext(b)
+				cs, err := rawStdio(ctx, bin, proto)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg := benchStdio("stdio", bin)
+				cfg.ProtocolVersion = proto
+				s, err := bridge.Dial(ctx, cfg, benchOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				return pair(b, cs, s, "stdio")
+			}},
+			pairer{"http" + suffix, func(b *testing.B) callPair {
+				ctx := benchContext(b)
+				url := benchHTTPProcess(b, bin, proto == benchDefault)
+				cs, err := newRawClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url},
+					&mcp.ClientSessionOptions{ProtocolVersion: proto})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := bridge.Dial(ctx, bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: url, ProtocolVersion: proto}, benchOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				return pair(b, cs, s, "http")
+			}},
+		)
+	}
+	return pairs
 }
 
 // BenchmarkCall measures one tools/call of "add": the raw go-sdk ClientSession.CallTool
@@ -192,34 +212,28 @@ func BenchmarkCallRatio(b *testing.B) {
 	}
 }
 
-// BenchmarkAssembly measures Connect of 16 servers that each take 300 ms to start against
-// Connect of one such server, in one iteration each, and reports "x16/single" (target ≤
-// 1.3). Each Connect includes start, initialize, tools/list and conversion; closing is not
-// timed. stdio: 16 processes of testdata/benchserver -delay 300ms; inprocess: the InProcess
-// factory sleeps 300 ms.
+// BenchmarkAssembly measures the start-up of assemblyServers stdio servers
+// (testdata/benchserver): bridge.Connect of all of them against raw go-sdk doing the same
+// work (CommandTransport, Connect and a full tools/list of each, concurrently), on the
+// default protocol and pinned to 2025-11-25. Bridge and raw alternate within each
+// iteration (who goes first alternates too); closing is not timed. It reports the mean
+// "bridge-ms" and "raw-ms" per assembly and "bridge/raw" (target ≤ 1.1).
 func BenchmarkAssembly(b *testing.B) {
-	const delay = 300 * time.Millisecond
+	const assemblyServers = 8
 	bin := buildBenchServer(b)
-	kinds := []struct {
-		name string
-		cfg  func(id string) bridge.ServerConfig
-	}{
-		{"stdio", func(id string) bridge.ServerConfig {
-			return benchStdio(id, bin, "-delay", delay.String())
-		}},
-		{"inprocess", func() func(id string) bridge.ServerConfig {
-			srv := newBenchServer(0)
-			return func(id string) bridge.ServerConfig { return benchInProcess(id, srv, delay) }
-		}()},
-	}
-	for _, k := range kinds {
-		b.Run(k.name, func(b *testing.B) {
+	for _, proto := range []string{benchDefault, benchLegacy} {
+		name := "default"
+		if proto != benchDefault {
+			name = proto
+		}
+		b.Run(name, func(b *testing.B) {
 			ctx := benchContext(b)
-			cfgs := make([]bridge.ServerConfig, 16)
+			cfgs := make([]bridge.ServerConfig, assemblyServers)
 			for i := range cfgs {
-				cfgs[i] = k.cfg("s" + strconv.Itoa(i))
+				cfgs[i] = benchStdio("s"+strconv.Itoa(i), bin)
+				cfgs[i].ProtocolVersion = proto
 			}
-			assemble := func(cfgs []bridge.ServerConfig) time.Duration {
+			viaBridge := func() time.Duration {
 				start := time.Now()
 				set, err := bridge.Connect(ctx, cfgs, benchOptions())
 				d := time.Since(start)
@@ -232,15 +246,55 @@ func BenchmarkAssembly(b *testing.B) {
 				_ = set.Close()
 				return d
 			}
-			var single, all time.Duration
-			b.ResetTimer()
-			for range b.N {
-				single += assemble(cfgs[:1])
-				all += assemble(cfgs)
+			viaSDK := func() time.Duration {
+				sessions := make([]*mcp.ClientSession, len(cfgs))
+				errs := make([]error, len(cfgs))
+				start := time.Now()
+				var wg sync.WaitGroup
+				for i := range cfgs {
+					wg.Go(func() {
+						cs, err := rawStdio(ctx, bin, proto)
+						if err == nil {
+							var tools []*mcp.Tool
+							for t, lerr := range cs.Tools(ctx, nil) {
+								if lerr != nil {
+									err = lerr
+									break
+								}
+								tools = append(tools, t)
+							}
+							if err == nil && len(tools) != 1 {
+								err = fmt.Errorf("listed %d tools", len(tools))
+							}
+						}
+						sessions[i], errs[i] = cs, err
+					})
+				}
+				wg.Wait()
+				d := time.Since(start)
+				for i, cs := range sessions {
+					if errs[i] != nil {
+						b.Fatal(errs[i])
+					}
+					_ = cs.Close()
+				}
+				return d
 			}
-			b.ReportMetric(float64(single.Milliseconds())/float64(b.N), "single-ms")
-			b.ReportMetric(float64(all.Milliseconds())/float64(b.N), "x16-ms")
-			b.ReportMetric(float64(all)/float64(single), "x16/single")
+			var viaB, viaS time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				if i%2 == 0 {
+					viaB += viaBridge()
+					viaS += viaSDK()
+				} else {
+					viaS += viaSDK()
+					viaB += viaBridge()
+				}
+			}
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+			b.ReportMetric(ms(viaB), "bridge-ms")
+			b.ReportMetric(ms(viaS), "raw-ms")
+			b.ReportMetric(float64(viaB)/float64(viaS), "bridge/raw")
 		})
 	}
 }
@@ -310,7 +364,7 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		all := make([]held, nServers)
 		for i, srv := range srvs {
-			cs, err := rawInMemory(ctx, srv)
+			cs, err := rawInMemory(ctx, srv, benchDefault)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -431,7 +485,7 @@ func BenchmarkFlatten(b *testing.B) {
 func BenchmarkValidate(b *testing.B) {
 	ctx := benchContext(b)
 	srv := newLargeSchemaServer()
-	cs, err := rawInMemory(ctx, srv)
+	cs, err := rawInMemory(ctx, srv, benchDefault)
 	if err != nil {
 		b.Fatal(err)
 	}

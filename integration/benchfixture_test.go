@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,9 +38,13 @@ const (
 	benchAddSum  = "42"
 )
 
-// benchProtocolVersion is what the bridge pins; the raw baselines pin the same, so both skip
-// go-sdk's server/discover probe and speak the same protocol.
-const benchProtocolVersion = "2025-11-25"
+// The protocol versions the benchmarks compare: the default (negotiated: 2026-07-28 with
+// go-sdk servers, through server/discover) and the pinned legacy version (initialize).
+// Every comparison speaks one version on both sides.
+const (
+	benchDefault = ""           // negotiate, as the bridge and go-sdk do by default
+	benchLegacy  = "2025-11-25" // pinned
+)
 
 // benchAdd is the "add" tool: the sum of a and b as text.
 func benchAdd(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -176,22 +181,22 @@ func newRawClient() *mcp.Client {
 	})
 }
 
-// rawInMemory connects a raw go-sdk client session to srv over in-memory transports. The
-// caller closes it.
-func rawInMemory(ctx context.Context, srv *mcp.Server) (*mcp.ClientSession, error) {
+// rawInMemory connects a raw go-sdk client session to srv over in-memory transports,
+// offering protocol ("" negotiates). The caller closes it.
+func rawInMemory(ctx context.Context, srv *mcp.Server, protocol string) (*mcp.ClientSession, error) {
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		return nil, fmt.Errorf("server connect: %w", err)
 	}
-	return newRawClient().Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: benchProtocolVersion})
+	return newRawClient().Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 }
 
 // rawStdio starts bin with mcp.CommandTransport and connects a raw go-sdk client session to
-// it. The caller closes it (which ends the process).
-func rawStdio(ctx context.Context, bin string, args ...string) (*mcp.ClientSession, error) {
+// it, offering protocol ("" negotiates). The caller closes it (which ends the process).
+func rawStdio(ctx context.Context, bin, protocol string, args ...string) (*mcp.ClientSession, error) {
 	cmd := exec.Command(bin, args...)
 	return newRawClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second},
-		&mcp.ClientSessionOptions{ProtocolVersion: benchProtocolVersion})
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 }
 
 // buildBenchServer builds testdata/benchserver into a temporary directory and returns the
@@ -217,15 +222,57 @@ func buildBenchServer(tb testing.TB) string {
 }
 
 // benchHTTP serves srv over Streamable HTTP on a loopback httptest server and returns the
-// endpoint URL. The server is closed at cleanup.
-func benchHTTP(tb testing.TB, srv *mcp.Server) string {
+// endpoint URL. The server is closed at cleanup. go-sdk's handler is stateful by default,
+// which speaks protocols up to 2025-11-25; a stateless one speaks 2026-07-28.
+func benchHTTP(tb testing.TB, srv *mcp.Server, stateless bool) string {
 	tb.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger: slog.New(slog.DiscardHandler),
+		Logger:    slog.New(slog.DiscardHandler),
+		Stateless: stateless,
 	})
 	ts := httptest.NewServer(h)
 	tb.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
+}
+
+// benchHTTPProcess runs bin (testdata/benchserver) as a Streamable HTTP server in a process
+// of its own, as a remote server would be, and returns its endpoint URL; stateless selects
+// go-sdk's stateless handler. The process ends at cleanup.
+func benchHTTPProcess(tb testing.TB, bin string, stateless bool) string {
+	tb.Helper()
+	args := []string{"-http"}
+	if stateless {
+		args = append(args, "-stateless")
+	}
+	cmd := exec.Command(bin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("benchserver -http: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
 
 // benchTool returns the tool of server id whose remote name is remote.

@@ -89,7 +89,7 @@ func TestLoad(t *testing.T) {
 	}{
 		{"stdio", func(*testing.T) bridge.ServerConfig { return benchStdio("stdio", bin) }},
 		{"streamable HTTP", func(t *testing.T) bridge.ServerConfig {
-			return bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: benchHTTP(t, newBenchServer(0))}
+			return bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: benchHTTP(t, newBenchServer(0), false)}
 		}},
 	} {
 		t.Run(fmt.Sprintf("%d calls over %d goroutines, %s", loadCalls, loadCallers, tc.name), func(t *testing.T) {
