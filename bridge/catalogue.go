@@ -249,6 +249,7 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 	s.schemas.Begin()
 	remote, model, appOnly, problems := s.convert(ctx, listed, raw)
 	s.schemas.End()
+	releaseListed(listed, raw) // listcache.go
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if onlyIf != nil && s.sess != onlyIf {

@@ -91,6 +91,9 @@ func TestLoad(t *testing.T) {
 		{"streamable HTTP", func(t *testing.T) bridge.ServerConfig {
 			return bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: benchHTTP(t, newBenchServer(0), false)}
 		}},
+		{"stateless streamable HTTP", func(t *testing.T) bridge.ServerConfig { // 2026-07-28: direct POSTs
+			return bridge.ServerConfig{ID: "http", Type: bridge.TypeHTTP, URL: benchHTTP(t, newBenchServer(0), true)}
+		}},
 	} {
 		t.Run(fmt.Sprintf("%d calls over %d goroutines, %s", loadCalls, loadCallers, tc.name), func(t *testing.T) {
 			ctx := testContext(t, testTimeout)

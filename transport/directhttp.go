@@ -81,11 +81,8 @@ func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string
 		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return directBody{bytes.NewReader(body)}, nil }
 		h := req.Header
-		h["Content-Type"] = []string{"application/json"}
-		h["Accept"] = []string{"application/json, text/event-stream"}
-		h["Mcp-Protocol-Version"] = []string{opts.Protocol}
-		h["Mcp-Method"] = []string{methodToolsCall}
-		h["Mcp-Name"] = []string{headerValue(name)}
+		v := []string{"application/json", "application/json, text/event-stream", opts.Protocol, methodToolsCall, headerValue(name)}
+		h["Content-Type"], h["Accept"], h["Mcp-Protocol-Version"], h["Mcp-Method"], h["Mcp-Name"] = v[0:1:1], v[1:2:2], v[2:3:3], v[3:4:4], v[4:5:5]
 		for k, v := range params {
 			h.Set(k, v)
 		}

@@ -113,12 +113,16 @@ func hostKey(u *url.URL) string {
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	perCall := callheaders.From(req.Context())
+	own := false // the request goes to the endpoint's own host and port
 	if sameURL(req.URL, rt.ep.redacted) {
 		u := *rt.ep.real
 		out.URL = &u
 		out.Host = ""
+		own = true
+	} else {
+		own = hostKey(out.URL) == hostKey(rt.ep.real)
 	}
-	if hostKey(out.URL) == hostKey(rt.ep.real) {
+	if own {
 		for k, vs := range rt.headers {
 			out.Header[k] = append([]string(nil), vs...)
 		}
@@ -285,6 +289,10 @@ func savedResponse(req *http.Request, id jsonrpc.ID, result json.RawMessage) *ht
 
 // mediaType returns the lowercased media type of a Content-Type value.
 func mediaType(ct string) string {
+	switch ct { // the common forms, without parsing
+	case "application/json", "text/event-stream":
+		return ct
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		mt, _, _ = strings.Cut(ct, ";")
