@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -95,7 +96,7 @@ func collectBindings(s []byte, path []string, out []headerBinding, depth int) []
 			return true
 		}
 		forMembers(val, func(prop string, ps []byte) bool {
-			p := append(path[:len(path):len(path)], prop)
+			p := append(slices.Clip(path), prop)
 			forMembers(ps, func(k string, v []byte) bool {
 				if k == "x-mcp-header" {
 					if h, ok := stringValue(v); ok && h != "" {
