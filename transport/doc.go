@@ -73,6 +73,19 @@
 // stdio and legacy SSE the connection is wrapped and the decoded JSON-RPC
 // messages are inspected.
 //
+// # Direct tool calls
+//
+// [Conn.CallTool] makes a tools/call without go-sdk's per-call machinery and gives
+// what go-sdk's [mcp.ClientSession.CallTool] gives: the same result value, the same
+// errors. On stdio, in-process and legacy SSE connections it writes the request on the
+// session's own connection (its response is taken off the wire before go-sdk sees it);
+// on Streamable HTTP with protocol 2026-07-28, which is stateless, it sends one POST
+// through the connection's HTTP client, with the protocol-version, Mcp-Method, Mcp-Name
+// and Mcp-Param-* headers. From 2026-07-28 on every request carries the per-request
+// _meta envelope, the one go-sdk sent in server/discover; a result asking for input
+// continues in go-sdk's multi-round-trip loop ([InputRequiredError]).
+// [Conn.DirectCalls] says whether a connection carries them for a protocol version.
+//
 // # Stability
 //
 // This package is public so that a host can reach one server without the bridge, but its
@@ -88,6 +101,7 @@
 //
 // Everything else serves the bridge's call path and may change in any release: Spec.OAuth
 // and Spec.InProcess with [KindInProcess]; Conn's CallTool, DirectCalls, Reached and
-// NonProtocolLines with [ErrNoDirectCall]; and [ProcessEnd]. Per-call headers are set with
+// NonProtocolLines with [ErrNoDirectCall], [CallOptions], [InputRequiredError] and
+// [ModernProtocol]; and [ProcessEnd]. Per-call headers are set with
 // bridge.WithCallHeaders.
 package transport
