@@ -171,8 +171,8 @@
 // # Around each call
 //
 // Everything here is off unless the host sets it, and then costs nothing: with no hooks and no
-// OpenTelemetry provider a call allocates exactly what it did before (BENCHMARKS.md, "Hooks
-// and tracing").
+// OpenTelemetry provider a call checks a flag per hook and takes the plain path (BENCHMARKS.md,
+// "Hooks and tracing", has the allocations per call with and without them).
 //
 // Approval: Options.BeforeCall runs before every tool call — a Handler (the model),
 // Server.CallTool (host code) or an App's tools/call through Set.Proxy, told apart by

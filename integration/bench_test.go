@@ -19,9 +19,9 @@ import (
 	"github.com/ttalk/mcpbridge/results"
 )
 
-// The benchmarks of issue 7. Every bridge number has a baseline measured in the same run
-// (raw go-sdk, a single server, or the same work done without the bridge); BENCHMARKS.md at
-// the repository root has the numbers and the command that reproduces them.
+// The benchmarks of issues 7, 13 and 23. Every bridge number has a baseline measured in the
+// same run (raw go-sdk, a hand-written client, or the same work done without the bridge);
+// `go run ./integration/bench` runs them and regenerates BENCHMARKS.md.
 
 // benchTimeout bounds the set-up and every measured loop of a benchmark; it only matters
 // when something hangs.
