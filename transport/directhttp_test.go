@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
+	"github.com/ttalk/mcpbridge/internal/callheaders"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -93,7 +94,7 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 	auth.mu.Lock()
 	auth.token = "stale"
 	auth.mu.Unlock()
-	cctx := transport.WithHeaders(ctx, http.Header{"X-User": {"u-7"}})
+	cctx := callheaders.With(ctx, http.Header{"X-User": {"u-7"}})
 	res, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "small", Arguments: json.RawMessage(`{}`)}, opts)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "ok" {
 		t.Fatalf("small: %v, %v", res, err)
