@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ttalk/mcpbridge/apps"
 )
 
 // The ceiling client of BenchmarkVsSDKs: a minimal hand-written JSON-RPC client over the
@@ -25,6 +28,15 @@ import (
 // ceilingEnvelope is the _meta of a 2026-07-28 request from this client: protocol
 // version, client info, no capabilities.
 const ceilingEnvelope = `{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"ceiling","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+
+// bridgeEnvelope is the _meta the bridge sends with its default options: the MCP Apps
+// extension among the client capabilities. The server decodes the capabilities of every
+// 2026-07-28 request, so the "ceiling-env" client, which sends these bytes, shows what
+// the server's ceiling is for the bridge's requests.
+func bridgeEnvelope() string {
+	caps, _ := json.Marshal(map[string]any{"extensions": map[string]any{apps.ExtensionID: apps.ClientCapability()}})
+	return `{"io.modelcontextprotocol/clientCapabilities":` + string(caps) + `,"io.modelcontextprotocol/clientInfo":{"name":"mcpbridge","version":"(devel)"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+}
 
 // ceilingConn is one server process and its pending calls.
 type ceilingConn struct {
@@ -42,8 +54,9 @@ type ceilingConn struct {
 	done    chan struct{}
 }
 
-// startCeiling starts bin and, for the 2025-11-25 protocol, does the handshake.
-func startCeiling(ctx context.Context, bin, protocol string) (*ceilingConn, error) {
+// startCeiling starts bin and, for the 2025-11-25 protocol, does the handshake. On
+// 2026-07-28, envelope is the _meta of every call.
+func startCeiling(ctx context.Context, bin, protocol, envelope string) (*ceilingConn, error) {
 	cmd := exec.Command(bin)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -59,7 +72,7 @@ func startCeiling(ctx context.Context, bin, protocol string) (*ceilingConn, erro
 	c := &ceilingConn{cmd: cmd, stdin: stdin, pending: map[int64]chan []byte{}, done: make(chan struct{})}
 	c.params = []byte(`{"name":"add","arguments":{"a":40,"b":2}}`)
 	if protocol >= "2026-07-28" {
-		c.params = []byte(`{"_meta":` + ceilingEnvelope + `,"name":"add","arguments":{"a":40,"b":2}}`)
+		c.params = []byte(`{"_meta":` + envelope + `,"name":"add","arguments":{"a":40,"b":2}}`)
 	}
 	go c.read(stdout)
 	if protocol < "2026-07-28" {
@@ -187,11 +200,12 @@ func (c *ceilingConn) close() {
 	}
 }
 
-// ceilingClient connects sdkServers servers with the ceiling client on protocol.
-func ceilingClient(ctx context.Context, b *testing.B, bin, name, protocol string) sdkClient {
+// ceilingClient connects sdkServers servers with the ceiling client on protocol, sending
+// envelope as the _meta of every 2026-07-28 call.
+func ceilingClient(ctx context.Context, b *testing.B, bin, name, protocol, envelope string) sdkClient {
 	conns := make([]*ceilingConn, sdkServers)
 	for i := range conns {
-		c, err := startCeiling(ctx, bin, protocol)
+		c, err := startCeiling(ctx, bin, protocol, envelope)
 		if err != nil {
 			b.Fatal(err)
 		}

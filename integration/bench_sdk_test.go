@@ -42,7 +42,9 @@ type sdkClient struct {
 // BenchmarkVsSDKs runs sdkCalls calls in sequence, then sdkCalls calls sdkWidth at a time,
 // through each client in turn; one op is one such round over all clients, and the best
 // round of each measurement is reported as "<client>-seq-calls/s" and
-// "<client>-16wide-calls/s". Use -benchtime 4x for the best of 4 interleaved rounds:
+// "<client>-16wide-calls/s", and for the Go clients this process's CPU time per call
+// ("<client>-cpu-us/call", over all rounds). Use -benchtime 4x for the best of 4
+// interleaved rounds:
 //
 //	go test -run '^$' -bench VsSDKs -benchtime 4x ./integration/
 //
@@ -51,10 +53,11 @@ func BenchmarkVsSDKs(b *testing.B) {
 	ctx := benchContext(b)
 	bin := buildBenchServer(b)
 	clients := []sdkClient{
-		ceilingClient(ctx, b, bin, "ceiling", "2026-07-28"),
+		ceilingClient(ctx, b, bin, "ceiling", "2026-07-28", ceilingEnvelope),
+		ceilingClient(ctx, b, bin, "ceiling-env", "2026-07-28", bridgeEnvelope()),
 		bridgeClient(ctx, b, bin, "bridge", benchDefault),
 		goSDKClient(ctx, b, bin, "gosdk", benchDefault),
-		ceilingClient(ctx, b, bin, "ceiling-2025", benchLegacy),
+		ceilingClient(ctx, b, bin, "ceiling-2025", benchLegacy, ""),
 		bridgeClient(ctx, b, bin, "bridge-2025", benchLegacy),
 		goSDKClient(ctx, b, bin, "gosdk-2025", benchLegacy),
 	}
@@ -63,6 +66,8 @@ func BenchmarkVsSDKs(b *testing.B) {
 	}
 	type best struct{ seq, wide time.Duration }
 	bests := make([]best, len(clients))
+	cpu := make([]time.Duration, len(clients)) // this process's CPU time during each client's runs
+	calls := make([]int, len(clients))
 	measure := func(c sdkClient, width int) time.Duration {
 		d, err := c.run(ctx, sdkCalls, width)
 		if err != nil {
@@ -79,7 +84,10 @@ func BenchmarkVsSDKs(b *testing.B) {
 		for k := range clients {
 			i := (k + round) % len(clients) // rotate who goes first
 			c := clients[i]
+			t0 := processCPU()
 			seq, wide := measure(c, 1), measure(c, sdkWidth)
+			cpu[i] += processCPU() - t0
+			calls[i] += 2 * sdkCalls
 			if bests[i].seq == 0 || seq < bests[i].seq {
 				bests[i].seq = seq
 			}
@@ -93,6 +101,9 @@ func BenchmarkVsSDKs(b *testing.B) {
 	for i, c := range clients {
 		b.ReportMetric(rate(bests[i].seq), c.name+"-seq-calls/s")
 		b.ReportMetric(rate(bests[i].wide), c.name+"-"+strconv.Itoa(sdkWidth)+"wide-calls/s")
+		if cpu[i] > 0 && c.name != "ts" { // the TypeScript client runs in a process of its own
+			b.ReportMetric(float64(cpu[i].Microseconds())/float64(calls[i]), c.name+"-cpu-us/call")
+		}
 	}
 }
 

@@ -67,6 +67,9 @@ func render(res results, lr loadRun, in info) (string, error) {
 	target("Streamable HTTP, default, ÷ raw go-sdk, 1 caller", httpC1, httpC1 >= 1.2, "≥ 1.2×")
 	target("Streamable HTTP, default, ÷ raw go-sdk, 16 callers", httpC16, httpC16 >= 1.2, "≥ 1.2×")
 	target("assembly of 8 stdio servers, bridge ÷ raw go-sdk (time)", asm, asm <= 1.1, "≤ 1.1×")
+	eSeq, eWide := rate("ceiling-env", "seq"), rate("ceiling-env", "16wide")
+	w("\nFor the same request bytes (the ceiling client sending the bridge's `_meta`, with the MCP Apps\n")
+	w("capability): the default path is %.2f× sequential and %.2f× 16 wide.\n", ratio(bSeq, eSeq), ratio(bWide, eWide))
 	w("\nCPU time, allocations per call and memory per server are in the tables below; the pinned\n")
 	w("rows are the same code on the older protocol, for comparison.\n\n")
 
@@ -76,16 +79,23 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("3,000 calls 16 at a time, round-robin over the 8 servers, through each client in turn (who goes\n")
 	w("first rotates); the best of 4 rounds is reported, and every client checks the result. The ceiling\n")
 	w("client (`integration/bench_ceiling_test.go`) is a minimal hand-written JSON-RPC client over the\n")
-	w("pipes, no SDK: what the server allows. The TypeScript SDK's client\n")
+	w("pipes, no SDK: what the server allows. On 2026-07-28 the server decodes the client's capabilities\n")
+	w("in every request's `_meta`; the bridge's include the MCP Apps extension, so a second ceiling row\n")
+	w("sends the bridge's `_meta` bytes, the server's ceiling for the bridge's requests. The TypeScript SDK's client\n")
 	w("(`integration/testdata/tsbench/client.mjs`) offers 2025-11-25, its newest version. mcpbridge calls\n")
 	w("through `Tool.Handler` (argument validation, call, flattening).\n\n")
-	w("| client | protocol | sequential calls/s | 16-wide calls/s | ÷ ceiling of its protocol (seq / 16 wide) |\n|---|---|---|---|---|\n")
+	w("| client | protocol | sequential calls/s | 16-wide calls/s | ÷ ceiling of its protocol (seq / 16 wide) | client CPU µs/call |\n|---|---|---|---|---|---|\n")
 	row := func(label, client, proto, ceiling string) {
 		s, wd := rate(client, "seq"), rate(client, "16wide")
 		cs, cw := rate(ceiling, "seq"), rate(ceiling, "16wide")
-		w("| %s | %s | %s | %s | %.2f / %.2f |\n", label, proto, thousands(s), thousands(wd), ratio(s, cs), ratio(wd, cw))
+		cpu := "(own process)"
+		if client != "ts" {
+			cpu = fmt.Sprintf("%.0f", val("BenchmarkVsSDKs", client+"-cpu-us/call"))
+		}
+		w("| %s | %s | %s | %s | %.2f / %.2f | %s |\n", label, proto, thousands(s), thousands(wd), ratio(s, cs), ratio(wd, cw), cpu)
 	}
 	row("ceiling: hand-written JSON-RPC", "ceiling", "2026-07-28", "ceiling")
+	row("ceiling, sending the bridge's `_meta`", "ceiling-env", "2026-07-28", "ceiling")
 	row("**mcpbridge, default settings**", "bridge", "2026-07-28 (negotiated)", "ceiling")
 	row("go-sdk client, default settings", "gosdk", "2026-07-28 (negotiated)", "ceiling")
 	row("TypeScript SDK client", "ts", "2025-11-25", "ceiling-2025")
