@@ -128,6 +128,9 @@ type Options struct {
 	// the global propagator, or W3C trace context and baggage when the global one writes
 	// nothing.
 	Propagator propagation.TextMapPropagator
+	// Users makes the set serve many users, each with their own grants and sessions on
+	// AuthOAuth servers (see WithUser and UserOptions). nil: one grant per server.
+	Users *UserOptions
 }
 
 // options is Options with every default filled in; Connect copies the caller's Options once.

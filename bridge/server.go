@@ -58,6 +58,7 @@ type Server struct {
 	notify   notifier          // runs OnToolsChanged outside background work
 	proto    protocolState     // the protocol version to keep for redials
 	paths    pathCounts        // tools/call by path (callpath.go)
+	users    userTable         // per-user handlers, sessions and logins (users.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -315,6 +316,7 @@ func (s *Server) Close() error {
 		// Teardowns of dead sessions and an interrupted redial finish alongside.
 		var wg sync.WaitGroup
 		wg.Go(func() { s.waitBackground(sessionClose) })
+		wg.Go(s.closeUsers)
 		if sess != nil {
 			if err := sess.close(); err != nil {
 				s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}

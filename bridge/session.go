@@ -44,11 +44,15 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
 	for attempt := 0; ; attempt++ {
-		sess, err := s.session(ctx)
+		sess, release, err := s.sessionFor(ctx)
 		if err != nil {
 			return s.requestErr(ctx, phase, what, timeout, err)
 		}
 		err = fn(ctx, sess)
+		release()
+		if user, ok := UserFromContext(ctx); ok && err != nil {
+			err = s.userErr(user, err)
+		}
 		if err == nil {
 			s.healthy()
 			return nil
@@ -277,6 +281,7 @@ func (s *Server) died(sess *session, cause error) {
 		s.background(func() { _ = sess.close() })
 	}
 	s.mu.Unlock()
+	s.retireUserSession(sess)
 	s.log.Warn("session lost", "err", cause, "stderr", tail(sess.conn.Stderr()))
 }
 

@@ -57,6 +57,7 @@ type Set struct {
 	tools   Tools          // model-visible tools, named across the set
 
 	proxyAccess apps.HandlerOptions // Options.ProxyAccess, copied
+	users       *UserOptions        // Options.Users
 
 	closeOnce sync.Once
 	closeErr  error
@@ -92,7 +93,7 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		return nil, err
 	}
 	o := resolve(opts)
-	set := &Set{proxyAccess: o.ProxyAccess}
+	set := &Set{proxyAccess: o.ProxyAccess, users: o.Users}
 	servers := make([]*Server, len(cfgs))
 	errs := make([]*ServerError, len(cfgs))
 	var wg sync.WaitGroup
@@ -222,7 +223,7 @@ func (set *Set) Proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessa
 // (DNS rebinding and cross-site requests). It does no authentication: a host that exposes it
 // beyond loopback must add its own.
 func (set *Set) ProxyHandler() http.Handler {
-	return apps.NewHandler(set, &set.proxyAccess)
+	return set.proxyUser(apps.NewHandler(set, &set.proxyAccess))
 }
 
 // Close closes every server of the set concurrently: in-flight calls are cancelled and stdio

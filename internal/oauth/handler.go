@@ -136,6 +136,12 @@ type Settings struct {
 	// (bridge.Authorizer); Fetch nil: never wait for a person.
 	RedirectURL string
 	Fetch       auth.AuthorizationCodeFetcher
+	// LoginFetch is the person's part of a flow Login starts (a web host's login), used
+	// when Fetch is nil; a 401 during a request still fails with ErrNeedsLogin then.
+	LoginFetch auth.AuthorizationCodeFetcher
+	// User is the user whose grant the handler holds ("" for the host's own grant); it
+	// is part of the store key (UserKey).
+	User string
 }
 
 // Prepare checks a server's Config and completes it: PrivateKeyFile is read into PrivateKey.
@@ -196,7 +202,7 @@ func NewHandler(st Settings) *Handler {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	h := &Handler{set: st, store: st.Store, key: Key(st.URL, st.Auth.ClientID, st.Auth.Type), log: st.Log}
+	h := &Handler{set: st, store: st.Store, key: UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, st.User), log: st.Log}
 	h.hc = h.dpop.client(hc)
 	h.auth = &h.set.Auth
 	return h
@@ -327,7 +333,7 @@ func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 	a := h.auth
 	c := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              h.set.RedirectURL,
-		AuthorizationCodeFetcher: h.set.Fetch,
+		AuthorizationCodeFetcher: h.fetcher(),
 		RequestRefreshToken:      true,
 		Client:                   h.hc,
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {

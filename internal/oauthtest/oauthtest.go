@@ -55,6 +55,9 @@ type Server struct {
 	grants   map[string]int         // grant_type -> count
 	resource []string               // resource parameters seen at the token endpoint
 	issued   []string               // every access and refresh token and code handed out
+	users    usersState             // whose tokens are whose (users.go)
+
+	unprotected http.Handler // the MCP handler without the token check, for AllowAnonymous
 
 	ext // DPoP, jwt-bearer and the identity provider (ext.go)
 }
@@ -67,6 +70,7 @@ type accessToken struct {
 
 type authCode struct {
 	clientID, challenge, redirect string
+	user                          string // the login_hint of the authorization request
 }
 
 // New starts both servers; srv answers MCP requests that carry a valid token. Close stops them.
@@ -91,7 +95,9 @@ func New(srv *mcp.Server) *Server {
 			DPOPBoundAccessTokensRequired: bound,
 		}).ServeHTTP(w, r)
 	}))
-	m.Handle("/mcp", a.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	a.unprotected = mh
+	m.Handle("/mcp", a.anonymous(a.protect(a.withUser(mh))))
 	a.mcp = httptest.NewServer(a.clocked(m))
 	return a
 }
@@ -235,7 +241,7 @@ func (a *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	} else {
 		code := randomString()
 		a.mu.Lock()
-		a.codes[code] = authCode{clientID: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
+		a.codes[code] = authCode{clientID: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), user: q.Get("login_hint")}
 		a.issued = append(a.issued, code)
 		a.mu.Unlock()
 		v.Set("code", code)
@@ -272,15 +278,19 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 			fail("invalid_grant")
 			return
 		}
-		a.issue(w, true, jkt)
+		a.issueFor(w, true, jkt, c.user)
 	case "refresh_token":
-		bound, live := a.refresh[f.Get("refresh_token")]
+		rt := f.Get("refresh_token")
+		bound, live := a.refresh[rt]
 		if !live || bound != jkt {
+			if !live {
+				a.users.spentAgain(rt)
+			}
 			fail("invalid_grant") // unknown, or bound to another key than the proof's
 			return
 		}
-		delete(a.refresh, f.Get("refresh_token")) // rotation
-		a.issue(w, true, jkt)
+		delete(a.refresh, rt) // rotation
+		a.issueFor(w, true, jkt, a.users.owner[rt])
 	case "client_credentials":
 		id, secret, basic := r.BasicAuth()
 		if !basic {
@@ -306,10 +316,16 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 // issue answers with a fresh access token (and refresh token), bound to the key with
 // thumbprint jkt when it is not "" and the server does not misbehave; a.mu is held.
 func (a *Server) issue(w http.ResponseWriter, withRefresh bool, jkt string) {
+	a.issueFor(w, withRefresh, jkt, "")
+}
+
+// issueFor is issue for the tokens of user ("" for none; users.go); a.mu is held.
+func (a *Server) issueFor(w http.ResponseWriter, withRefresh bool, jkt, user string) {
 	if a.dpop.Unbound {
 		jkt = ""
 	}
 	at := randomString()
+	a.users.own(at, user)
 	a.access[at] = accessToken{exp: time.Now().Add(a.ttl), jkt: jkt}
 	a.issued = append(a.issued, at)
 	typ := "Bearer"
@@ -319,6 +335,7 @@ func (a *Server) issue(w http.ResponseWriter, withRefresh bool, jkt string) {
 	resp := map[string]any{"access_token": at, "token_type": typ, "expires_in": int(a.ttl / time.Second)}
 	if withRefresh {
 		rt := randomString()
+		a.users.own(rt, user)
 		a.refresh[rt] = jkt
 		a.issued = append(a.issued, rt)
 		resp["refresh_token"] = rt

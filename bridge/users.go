@@ -1,0 +1,453 @@
+package bridge
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/transport"
+)
+
+// Users: a multi-user host (a web application whose users each authorize the same remote
+// servers with their own accounts) names the user of a call with WithUser. For a server
+// with the OAuth authorization code flow (AuthConfig.Type AuthOAuth), that user's grant,
+// OAuth handler state and session are the user's own:
+//
+//   - Grants are kept in the TokenStore under a key derived from the server, the client and
+//     the user (a hash of length-prefixed fields: no two users share a key, whatever bytes
+//     their IDs hold, and the store never holds a user ID in the clear).
+//   - Each user has an OAuth handler of their own and a session of their own, opened with
+//     that user's token, so a request for user A can only ever carry A's token; the
+//     sessions of a server are bounded by UserOptions.MaxSessions (least recently used
+//     first out) and UserOptions.IdleTimeout.
+//   - A user without a grant gets a *NeedsLoginError at once, without contacting the
+//     server; its AuthorizationURL (or Server.StartLogin) starts that user's authorization
+//     and Set.CompleteLogin, called from the web app's OAuth callback, finishes it. The
+//     user's next call works; nothing else is reconnected.
+//   - The catalogue (the tools the model sees) is the server's, listed when the server was
+//     connected with the host's own grant or none (a server whose tools/list needs no user
+//     credentials); every user calls the same tools.
+//
+// What stays shared, and why: stdio servers (one process serves every user: the process
+// carries the host's environment and credentials, not a user's, and a process per user is
+// the cost a multi-user host cannot pay), servers without auth and client credentials
+// servers (the credentials are the host's). With UserOptions set, a call without a user on
+// an AuthOAuth server is refused, so a forgotten WithUser never borrows the host's grant.
+
+// MaxUserIDBytes bounds the length of a user ID.
+const MaxUserIDBytes = 256
+
+// Defaults of UserOptions.
+const (
+	DefaultMaxUserSessions = 1000
+	DefaultUserIdleTimeout = 10 * time.Minute
+	DefaultLoginTimeout    = 15 * time.Minute
+	DefaultMaxLoginFlows   = 10000
+)
+
+// UserOptions makes a Set serve many users (Options.Users); zero fields mean the defaults.
+type UserOptions struct {
+	// RedirectURL is the web app's OAuth callback URL; the callback hands its query to
+	// Set.CompleteLogin. Required to start logins (NeedsLoginError.AuthorizationURL).
+	RedirectURL string
+	// LoginTimeout is how long a started login waits for its callback (default 15 min:
+	// longer than a person takes on the authorization server's pages).
+	LoginTimeout time.Duration
+	// MaxLoginFlows bounds the logins waiting for their callback, per server (default 10000).
+	MaxLoginFlows int
+	// MaxSessions bounds the per-user sessions of one server (default 1000); beyond it the
+	// least recently used idle session is closed. A closed session is reopened on the
+	// user's next call, from the stored grant.
+	MaxSessions int
+	// IdleTimeout closes a user's session unused this long (default 10 min). Idle sessions
+	// are closed when the server's users are next looked at (any user's call).
+	IdleTimeout time.Duration
+	// ProxyUser names the user of an App proxy request (Set.ProxyHandler), e.g. from the
+	// host's session cookie; an error answers 401 without calling anything. nil: proxy
+	// requests carry the user their request context was given by the host's middleware
+	// (WithUser), if any.
+	ProxyUser func(*http.Request) (string, error)
+}
+
+type userCtxKey struct{}
+
+// WithUser returns ctx naming the user a call is made for: every grant, OAuth handler and
+// session of an AuthOAuth server is that user's (see UserOptions). The ID is opaque (any
+// bytes, at most MaxUserIDBytes); a call with an invalid one fails before contacting
+// anything (ValidateUserID).
+func WithUser(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, userCtxKey{}, id)
+}
+
+// UserFromContext returns the user WithUser put in ctx.
+func UserFromContext(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(userCtxKey{}).(string)
+	return id, ok
+}
+
+// ErrInvalidUser is wrapped by the error of a call whose user ID is empty or too long.
+var ErrInvalidUser = errors.New("invalid user ID")
+
+// ValidateUserID checks a user ID: not empty, at most MaxUserIDBytes bytes. Any bytes are
+// allowed (keys hash them; errors and logs quote them).
+func ValidateUserID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidUser)
+	case len(id) > MaxUserIDBytes:
+		return fmt.Errorf("%w: %d bytes (at most %d)", ErrInvalidUser, len(id), MaxUserIDBytes)
+	}
+	return nil
+}
+
+// NeedsLoginError is the error (wrapped in a *ServerError) of a call for a user who has no
+// usable grant for the server: none stored, or the server refused it and it could not be
+// refreshed. It wraps ErrNeedsLogin. A web app sends the user to AuthorizationURL.
+type NeedsLoginError struct {
+	Server string // the server's ID
+	User   string // the user the call was for
+	Reason string // why, for logs: no grant stored, refused, refresh failed
+
+	s *Server
+}
+
+// Error says who must log in where, and why.
+func (e *NeedsLoginError) Error() string {
+	return fmt.Sprintf("user %q needs to authorize server %q: %s", e.User, e.Server, e.Reason)
+}
+
+// Unwrap returns ErrNeedsLogin.
+func (e *NeedsLoginError) Unwrap() error { return ErrNeedsLogin }
+
+// AuthorizationURL starts the user's authorization of the server (Server.StartLogin) and
+// returns the URL to send the user's browser to.
+func (e *NeedsLoginError) AuthorizationURL(ctx context.Context) (string, error) {
+	if e.s == nil {
+		return "", errors.New("this error cannot start a login")
+	}
+	return e.s.StartLogin(ctx, e.User)
+}
+
+// userTable is a server's per-user state.
+type userTable struct {
+	mu    sync.Mutex
+	m     map[string]*userState
+	lru   list.List // of *userState, most recently used first
+	flows map[string]*loginFlow
+}
+
+// userState is one user's OAuth handler and session on one server; guarded by userTable.mu.
+type userState struct {
+	id      string
+	h       *oauth.Handler
+	sess    *session
+	dialing *redialCall
+	used    time.Time
+	busy    int // requests in flight on sess
+	el      *list.Element
+}
+
+func (o *UserOptions) maxSessions() int {
+	if o == nil || o.MaxSessions <= 0 {
+		return DefaultMaxUserSessions
+	}
+	return o.MaxSessions
+}
+
+func (o *UserOptions) idle() time.Duration {
+	if o == nil || o.IdleTimeout <= 0 {
+		return DefaultUserIdleTimeout
+	}
+	return o.IdleTimeout
+}
+
+// perUser reports whether the server keeps state per user: an AuthOAuth server.
+func (s *Server) perUser() bool {
+	return s.oauth != nil && s.cfg.Auth != nil && s.cfg.Auth.Type == AuthOAuth
+}
+
+// sessionFor returns the session a request of ctx goes on: the user's own for a user on
+// a per-user server, else the shared one. release ends the request's use of it.
+func (s *Server) sessionFor(ctx context.Context) (sess *session, release func(), err error) {
+	user, ok := UserFromContext(ctx)
+	if !s.perUser() {
+		if ok {
+			if err := ValidateUserID(user); err != nil {
+				return nil, nil, err
+			}
+		}
+		sess, err = s.session(ctx)
+		return sess, func() {}, err
+	}
+	if !ok {
+		if s.opts.Users != nil {
+			return nil, nil, errors.New("no user on the call (bridge.WithUser): this server's grants are per user")
+		}
+		sess, err = s.session(ctx)
+		return sess, func() {}, err
+	}
+	if err := ValidateUserID(user); err != nil {
+		return nil, nil, err
+	}
+	return s.userSession(ctx, user)
+}
+
+// user returns user's state, created on first use, as the most recently used; it closes
+// sessions idle too long and the least recently used idle ones beyond the cap. t.mu held.
+func (s *Server) user(id string) *userState {
+	t := &s.users
+	if t.m == nil {
+		t.m = map[string]*userState{}
+	}
+	now := time.Now()
+	u := t.m[id]
+	if u == nil {
+		u = &userState{id: id, h: s.userHandler(id)}
+		u.el = t.lru.PushFront(u)
+		t.m[id] = u
+	} else {
+		t.lru.MoveToFront(u.el)
+	}
+	u.used = now
+	idle, max := s.opts.Users.idle(), s.opts.Users.maxSessions()
+	for e := t.lru.Back(); e != nil && e != u.el; {
+		v := e.Value.(*userState)
+		prev := e.Prev()
+		if v.busy == 0 && v.dialing == nil && (now.Sub(v.used) > idle || t.lru.Len() > max) {
+			s.evict(v)
+		} else if now.Sub(v.used) <= idle && t.lru.Len() <= max {
+			break
+		}
+		e = prev
+	}
+	return u
+}
+
+// evict forgets u, closing its session in the background; t.mu held.
+func (s *Server) evict(u *userState) {
+	s.users.lru.Remove(u.el)
+	delete(s.users.m, u.id)
+	if sess := u.sess; sess != nil {
+		u.sess = nil
+		s.background(func() { _ = sess.close() })
+	}
+}
+
+// userHandler is the OAuth handler of user id on this server.
+func (s *Server) userHandler(id string) *oauth.Handler {
+	st := s.oauth.Settings()
+	st.User, st.Fetch = id, nil
+	st.LoginFetch = s.fetchLogin
+	if uo := s.opts.Users; uo != nil {
+		st.RedirectURL = uo.RedirectURL
+	}
+	return oauth.NewHandler(st)
+}
+
+// userSession returns user's live session, opening it (once, shared by the user's
+// concurrent callers) from the user's grant; a user without one gets a *NeedsLoginError.
+func (s *Server) userSession(ctx context.Context, id string) (*session, func(), error) {
+	for {
+		s.users.mu.Lock()
+		if s.life.Err() != nil {
+			s.users.mu.Unlock()
+			return nil, nil, errServerClosed
+		}
+		u := s.user(id)
+		if sess := u.sess; sess != nil {
+			select {
+			case <-sess.dead:
+				u.sess = nil
+				s.background(func() { _ = sess.close() })
+			default:
+				u.busy++
+				s.users.mu.Unlock()
+				return sess, func() { s.release(u) }, nil
+			}
+		}
+		rc := u.dialing
+		if rc == nil {
+			rc = &redialCall{done: make(chan struct{})}
+			u.dialing = rc
+			s.background(func() { s.openUser(u, rc) })
+		}
+		s.users.mu.Unlock()
+		select {
+		case <-rc.done:
+			if rc.err != nil {
+				return nil, nil, rc.err
+			}
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (s *Server) release(u *userState) {
+	s.users.mu.Lock()
+	u.busy--
+	u.used = time.Now()
+	s.users.mu.Unlock()
+}
+
+// openUser opens u's session for rc, bounded by the connect timeout and by Close.
+func (s *Server) openUser(u *userState, rc *redialCall) {
+	ctx, cancel := context.WithTimeout(s.life, s.opts.connectTimeout(s.cfg))
+	defer cancel()
+	sess, err := s.dialUser(ctx, u)
+	s.users.mu.Lock()
+	u.dialing = nil
+	if err == nil {
+		if s.users.m[u.id] == u && s.life.Err() == nil {
+			u.sess = sess
+		} else {
+			err = errServerClosed
+			s.background(func() { _ = sess.close() })
+		}
+	}
+	rc.err = err
+	s.users.mu.Unlock()
+	close(rc.done)
+}
+
+// dialUser opens a session with u's token over Streamable HTTP, offering the protocol
+// version the server's shared session agreed on.
+func (s *Server) dialUser(ctx context.Context, u *userState) (*session, error) {
+	ok, err := u.h.Ensure(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("user %q: %w", u.id, err)
+	}
+	if !ok {
+		return nil, &NeedsLoginError{Server: s.cfg.ID, User: u.id, Reason: "no grant is stored for the user", s: s}
+	}
+	spec := s.spec
+	spec.OAuth = u.h
+	conn, err := transport.Open(spec, transport.KindHTTP)
+	if err != nil {
+		return nil, err
+	}
+	s.catMu.Lock()
+	pin := s.status.ProtocolVersion
+	s.catMu.Unlock()
+	sctx, cancelSess := context.WithCancel(s.life)
+	stop := context.AfterFunc(ctx, cancelSess)
+	cs, err := s.client.Connect(sctx, conn.Transport(), sessionOptions(pin))
+	if !stop() && err == nil {
+		_ = cs.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancelSess()
+		_ = conn.Close()
+		return nil, s.userErr(u.id, fmt.Errorf("user %q: opening the session: %w", u.id, err))
+	}
+	sess := &session{cs: cs, conn: conn, cancel: cancelSess, dead: make(chan struct{}), started: time.Now()}
+	go func() {
+		_ = cs.Wait()
+		close(sess.dead)
+	}()
+	return sess, nil
+}
+
+// userErr turns a needs-login failure of a request for user into a *NeedsLoginError.
+func (s *Server) userErr(user string, err error) error {
+	var nle *NeedsLoginError
+	if user == "" || err == nil || !errors.Is(err, ErrNeedsLogin) || errors.As(err, &nle) {
+		return err
+	}
+	return &NeedsLoginError{Server: s.cfg.ID, User: user, Reason: "the server refused the user's grant and it could not be refreshed", s: s}
+}
+
+// retireUserSession forgets sess when it is a user's session that a request found dead.
+func (s *Server) retireUserSession(sess *session) {
+	s.users.mu.Lock()
+	defer s.users.mu.Unlock()
+	for _, u := range s.users.m {
+		if u.sess == sess {
+			u.sess = nil
+			s.background(func() { _ = sess.close() })
+			return
+		}
+	}
+}
+
+// ForgetUser deletes user's stored grant for the server and closes the user's session
+// (a logout). A server without per-user grants has nothing to forget.
+func (s *Server) ForgetUser(ctx context.Context, user string) error {
+	if err := ValidateUserID(user); err != nil {
+		return err
+	}
+	if !s.perUser() {
+		return nil
+	}
+	s.users.mu.Lock()
+	if u := s.users.m[user]; u != nil {
+		s.evict(u)
+	}
+	s.users.mu.Unlock()
+	st := s.oauth.Settings()
+	gs, ok := st.Store.(grantStore)
+	if !ok {
+		return nil
+	}
+	if err := gs.DeleteToken(ctx, oauth.UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, user)); err != nil {
+		return &ServerError{Server: s.cfg.ID, Phase: PhaseConfig, Err: fmt.Errorf("user %q: forgetting the grant: %w", user, err)}
+	}
+	return nil
+}
+
+// UserSessions is how many per-user sessions the server holds open.
+func (s *Server) UserSessions() int {
+	s.users.mu.Lock()
+	defer s.users.mu.Unlock()
+	n := 0
+	for _, u := range s.users.m {
+		if u.sess != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// proxyUser puts the user UserOptions.ProxyUser names into each App proxy request's
+// context; a request it names no valid user for is answered 401.
+func (set *Set) proxyUser(next http.Handler) http.Handler {
+	if set.users == nil || set.users.ProxyUser == nil {
+		return next
+	}
+	name := set.users.ProxyUser
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, err := name(r)
+		if err == nil {
+			err = ValidateUserID(user)
+		}
+		if err != nil {
+			http.Error(w, "no user for this request", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), user)))
+	})
+}
+
+// closeUsers closes every user's session (Close; s.life is already cancelled).
+func (s *Server) closeUsers() {
+	s.users.mu.Lock()
+	var all []*session
+	for _, u := range s.users.m {
+		if u.sess != nil {
+			all = append(all, u.sess)
+			u.sess = nil
+		}
+	}
+	s.users.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sess := range all {
+		wg.Go(func() { _ = sess.close() })
+	}
+	wg.Wait()
+}
