@@ -280,10 +280,11 @@ func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*oauth.Han
 		}
 		store = fs
 	}
-	st := oauth.Settings{ID: cfg.ID, URL: cfg.URL, Source: cfg.Source, Auth: a, Store: grantStore{store}, HTTPClient: o.HTTPClient, Log: log}
+	st := oauth.Settings{ID: cfg.ID, URL: cfg.URL, Source: cfg.Source, Auth: a, Store: adaptStore(store), HTTPClient: o.HTTPClient, Log: log}
 	if o.Authorizer != nil {
 		st.RedirectURL, st.Fetch = o.Authorizer.RedirectURL, o.Authorizer.Fetch
 	}
+	st.RefreshJitter = o.Users.refreshJitter()
 	return oauth.NewHandler(st), nil
 }
 

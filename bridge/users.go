@@ -48,6 +48,7 @@ const (
 	DefaultUserIdleTimeout = 10 * time.Minute
 	DefaultLoginTimeout    = 15 * time.Minute
 	DefaultMaxLoginFlows   = 10000
+	DefaultRefreshJitter   = time.Minute
 )
 
 // UserOptions makes a Set serve many users (Options.Users); zero fields mean the defaults.
@@ -67,6 +68,11 @@ type UserOptions struct {
 	// IdleTimeout closes a user's session unused this long (default 10 min). Idle sessions
 	// are closed when the server's users are next looked at (any user's call).
 	IdleTimeout time.Duration
+	// RefreshJitter spreads the refreshes of grants in a store shared by replicas (a
+	// TokenLocker): each grant is refreshed up to this much earlier than its expiry
+	// requires, at random, so grants that expire together are not refreshed together
+	// (default 1 min; <0: none).
+	RefreshJitter time.Duration
 	// ProxyUser names the user of an App proxy request (Set.ProxyHandler), e.g. from the
 	// host's session cookie; an error answers 401 without calling anything. nil: proxy
 	// requests carry the user their request context was given by the host's middleware
@@ -391,11 +397,16 @@ func (s *Server) ForgetUser(ctx context.Context, user string) error {
 	}
 	s.users.mu.Unlock()
 	st := s.oauth.Settings()
-	gs, ok := st.Store.(grantStore)
-	if !ok {
+	var ts TokenStore
+	switch gs := st.Store.(type) {
+	case grantStore:
+		ts = gs.TokenStore
+	case lockingStore:
+		ts = gs.TokenStore
+	default:
 		return nil
 	}
-	if err := gs.DeleteToken(ctx, oauth.UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, user)); err != nil {
+	if err := ts.DeleteToken(ctx, oauth.UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, user)); err != nil {
 		return &ServerError{Server: s.cfg.ID, Phase: PhaseConfig, Err: fmt.Errorf("user %q: forgetting the grant: %w", user, err)}
 	}
 	return nil

@@ -142,6 +142,9 @@ type Settings struct {
 	// User is the user whose grant the handler holds ("" for the host's own grant); it
 	// is part of the store key (UserKey).
 	User string
+	// RefreshJitter spreads proactive refreshes of grants in a Locker store: each grant is
+	// refreshed a random part of it earlier than its expiry requires (shared.go).
+	RefreshJitter time.Duration
 }
 
 // Prepare checks a server's Config and completes it: PrivateKeyFile is read into PrivateKey.
@@ -263,7 +266,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.mu.Unlock()
 		return nil
 	}
-	if resp.StatusCode == http.StatusUnauthorized && h.refreshNow(ctx) {
+	if resp.StatusCode == http.StatusUnauthorized && h.refreshNow(ctx, req) {
 		resp.Body.Close()
 		return nil // the server refused a token that looked valid: retry with a fresh one
 	}
@@ -305,7 +308,10 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 
 // refreshNow refreshes the stored grant at once, whatever its access token's expiry says;
 // it reports whether a new token was obtained.
-func (h *Handler) refreshNow(ctx context.Context) bool {
+func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
+	if _, ok := h.store.(Locker); ok {
+		return h.refreshShared(ctx, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "))
+	}
 	st, err := h.store.LoadToken(ctx, h.key)
 	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" || !h.dpop.useStored(st) {
 		return false
@@ -395,6 +401,9 @@ func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 
 // persisting wraps ts so that every new token (a refresh) is saved under the handler's key.
 func (h *Handler) persisting(st *Grant, ts oauth2.TokenSource) oauth2.TokenSource {
+	if _, ok := h.store.(Locker); ok {
+		return h.shared(st, "")
+	}
 	return &savingSource{h: h, st: *st, ts: ts, last: st.Token.AccessToken}
 }
 

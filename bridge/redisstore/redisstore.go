@@ -1,0 +1,236 @@
+// Package redisstore is a bridge.TokenStore on Redis, shared by the replicas of a web host:
+// tokens encrypted at rest, a lock per grant so that a refresh is single-flight across
+// replicas (bridge.TokenLocker), bounded waits on a store that is down or slow.
+//
+// It is its own package so that a program that keeps its tokens elsewhere does not link a
+// Redis client. Values are sealed with AES-256-GCM under a key the host gives (from its
+// secret manager, never from the store), with the Redis key as additional data: a value
+// copied under another user's or server's key does not decrypt. Keys have IDs; a value
+// records the ID it was sealed with, so rotating is adding a new key as Current while the
+// old ones stay in Keys until every grant was saved again (a grant is saved at each
+// refresh and login). Errors name the operation and the key ID, never a token.
+//
+// A Store's Redis keys are <Prefix>t:<key> for grants and <Prefix>l:<key> for locks; the
+// bridge's keys are hashes, so Redis never holds a user ID or a server URL in the clear.
+package redisstore
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	crand "crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// DefaultTimeout bounds one store operation when Options.Timeout is zero.
+const DefaultTimeout = 2 * time.Second
+
+// maxValue bounds a value read from Redis.
+const maxValue = 1 << 20
+
+// Options configure a Store.
+type Options struct {
+	// Client is the Redis connection (pool); the host owns and closes it.
+	Client redis.UniversalClient
+	// Prefix is put before every Redis key (default "mcpbridge:").
+	Prefix string
+	// Keys are the AES-256 keys (32 bytes each) by ID; Current is the ID new values are
+	// sealed with. Values sealed with any key in Keys can be read.
+	Keys    map[string][]byte
+	Current string
+	// Timeout bounds each operation (default DefaultTimeout), within the caller's ctx.
+	Timeout time.Duration
+}
+
+// Store is a bridge.TokenStore and bridge.TokenLocker on Redis. Safe for concurrent use.
+type Store struct {
+	c       redis.UniversalClient
+	prefix  string
+	aead    map[string]cipher.AEAD
+	current string
+	timeout time.Duration
+}
+
+var _ bridge.TokenLocker = (*Store)(nil)
+
+// New checks opts and returns the store; it does not contact Redis.
+func New(opts Options) (*Store, error) {
+	if opts.Client == nil {
+		return nil, errors.New("redis token store: no Client")
+	}
+	s := &Store{c: opts.Client, prefix: opts.Prefix, aead: map[string]cipher.AEAD{}, current: opts.Current, timeout: opts.Timeout}
+	if s.prefix == "" {
+		s.prefix = "mcpbridge:"
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	for id, k := range opts.Keys {
+		if id == "" || strings.ContainsAny(id, ".") || len(id) > 64 {
+			return nil, fmt.Errorf("redis token store: key ID %q: want 1 to 64 bytes without '.'", id)
+		}
+		if len(k) != 32 {
+			return nil, fmt.Errorf("redis token store: key %q: %d bytes, want 32 (AES-256)", id, len(k))
+		}
+		b, err := aes.NewCipher(k)
+		if err != nil {
+			return nil, fmt.Errorf("redis token store: key %q: %w", id, err)
+		}
+		g, err := cipher.NewGCM(b)
+		if err != nil {
+			return nil, fmt.Errorf("redis token store: key %q: %w", id, err)
+		}
+		s.aead[id] = g
+	}
+	if _, ok := s.aead[s.current]; !ok {
+		return nil, fmt.Errorf("redis token store: the current key %q is not among Keys", s.current)
+	}
+	return s, nil
+}
+
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// fail explains a failed operation without the value: Redis errors carry none.
+func fail(op string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("redis token store: %s: no answer in time: %w", op, err)
+	}
+	return fmt.Errorf("redis token store: %s: %w", op, err)
+}
+
+// LoadToken implements bridge.TokenStore.
+func (s *Store) LoadToken(ctx context.Context, key string) (*bridge.StoredToken, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	rk := s.prefix + "t:" + key
+	v, err := s.c.Get(ctx, rk).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fail("load", err)
+	}
+	plain, err := s.open(rk, v)
+	if err != nil {
+		return nil, err
+	}
+	var t bridge.StoredToken
+	if err := json.Unmarshal(plain, &t); err != nil {
+		return nil, errors.New("redis token store: load: the decrypted value is not a grant")
+	}
+	return &t, nil
+}
+
+// SaveToken implements bridge.TokenStore: the grant sealed with the current key.
+func (s *Store) SaveToken(ctx context.Context, key string, t *bridge.StoredToken) error {
+	plain, err := json.Marshal(t)
+	if err != nil {
+		return fail("save", err)
+	}
+	rk := s.prefix + "t:" + key
+	v := s.seal(rk, plain)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := s.c.Set(ctx, rk, v, 0).Err(); err != nil {
+		return fail("save", err)
+	}
+	return nil
+}
+
+// DeleteToken implements bridge.TokenStore.
+func (s *Store) DeleteToken(ctx context.Context, key string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := s.c.Del(ctx, s.prefix+"t:"+key).Err(); err != nil {
+		return fail("delete", err)
+	}
+	return nil
+}
+
+// unlockScript deletes the lock only if it still holds this holder's token.
+var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+// LockToken implements bridge.TokenLocker with SET NX PX and a random holder token, polling
+// (10 ms to 200 ms, jittered) until the lock is free or ctx ends; ctx alone bounds the wait.
+func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (func(), error) {
+	lk := s.prefix + "l:" + key
+	holder := crand.Text()
+	wait := 10 * time.Millisecond
+	for {
+		octx, cancel := s.bound(ctx)
+		ok, err := s.c.SetNX(octx, lk, holder, ttl).Result()
+		cancel()
+		if err != nil {
+			return nil, fail("lock", err)
+		}
+		if ok {
+			return func() {
+				// Released on a context of its own: the caller's may have ended.
+				uctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+				defer cancel()
+				_ = unlockScript.Run(uctx, s.c, []string{lk}, holder).Err()
+			}, nil
+		}
+		t := time.NewTimer(wait/2 + mrand(wait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fail("lock", fmt.Errorf("held by another replica: %w", ctx.Err()))
+		case <-t.C:
+		}
+		wait = min(wait*2, 200*time.Millisecond)
+	}
+}
+
+func mrand(d time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(d))) }
+
+// seal is "1.<key ID>.<base64url(nonce|ciphertext)>", with rk as additional data.
+func (s *Store) seal(rk string, plain []byte) string {
+	g := s.aead[s.current]
+	nonce := make([]byte, g.NonceSize(), g.NonceSize()+len(plain)+g.Overhead())
+	_, _ = crand.Read(nonce)
+	ct := g.Seal(nonce, nonce, plain, []byte(rk))
+	return "1." + s.current + "." + base64.RawURLEncoding.EncodeToString(ct)
+}
+
+func (s *Store) open(rk, v string) ([]byte, error) {
+	if len(v) > maxValue {
+		return nil, fmt.Errorf("redis token store: load: value of %d bytes (at most %d)", len(v), maxValue)
+	}
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) != 3 || parts[0] != "1" {
+		return nil, errors.New("redis token store: load: not a sealed grant")
+	}
+	g, ok := s.aead[parts[1]]
+	if !ok {
+		return nil, fmt.Errorf("redis token store: load: sealed with key %q, which is not among Keys", clip(parts[1]))
+	}
+	ct, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(ct) < g.NonceSize()+g.Overhead() {
+		return nil, errors.New("redis token store: load: not a sealed grant")
+	}
+	plain, err := g.Open(nil, ct[:g.NonceSize()], ct[g.NonceSize():], []byte(rk))
+	if err != nil {
+		return nil, fmt.Errorf("redis token store: load: the value does not decrypt with key %q (tampered, or moved from another key)", parts[1])
+	}
+	return plain, nil
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}

@@ -1,0 +1,312 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/oauth2"
+
+	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/redisstore"
+	"github.com/ttalk/mcpbridge/internal/oauthtest"
+)
+
+// startRedis runs redis-server on a free loopback port in a temp dir, without persistence,
+// until the test ends. Without redis-server the test is skipped, or fails under CI=true.
+func startRedis(t testing.TB) *redis.Client {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server is not installed (.ci/run installs Debian's redis-server)")
+		}
+		t.Skip("redis-server is not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	t.Cleanup(func() { _ = c.Close() })
+	deadline := time.Now().Add(20 * time.Second)
+	for c.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not answer: %s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return c
+}
+
+func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
+
+func newStore(t testing.TB, c redis.UniversalClient, current string) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1), "k2": key(2)}, Current: current})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func grant(access, refresh string) *bridge.StoredToken {
+	return &bridge.StoredToken{Server: "svc", ClientID: "c", TokenURL: "http://127.0.0.1/token",
+		Token: &oauth2.Token{AccessToken: access, RefreshToken: refresh, Expiry: time.Now().Add(time.Hour)}}
+}
+
+func TestEncryptedAtRestAndRotation(t *testing.T) {
+	c := startRedis(t)
+	ctx := context.Background()
+	s1 := newStore(t, c, "k1")
+	if err := s1.SaveToken(ctx, "a", grant("ACCESS-SECRET", "REFRESH-SECRET")); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.Get(ctx, "mcpbridge:t:a").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, "SECRET") || !strings.HasPrefix(raw, "1.k1.") {
+		t.Fatalf("stored value is not sealed with k1: %q", raw)
+	}
+	// Rotation: k2 current, k1 still readable; new writes use k2.
+	s2 := newStore(t, c, "k2")
+	g, err := s2.LoadToken(ctx, "a")
+	if err != nil || g == nil || g.Token.AccessToken != "ACCESS-SECRET" {
+		t.Fatalf("read with the old key: %+v, %v", g, err)
+	}
+	if err := s2.SaveToken(ctx, "a", g); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := c.Get(ctx, "mcpbridge:t:a").Result(); !strings.HasPrefix(raw, "1.k2.") {
+		t.Fatalf("rewritten value not sealed with k2: %q", raw)
+	}
+	// A store that lost k2 cannot read it, and says which key without the token.
+	only1, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := only1.LoadToken(ctx, "a"); err == nil || !strings.Contains(err.Error(), `"k2"`) || strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("unknown key: %v", err)
+	}
+	// A value moved under another key (another user's) does not decrypt.
+	raw, _ = c.Get(ctx, "mcpbridge:t:a").Result()
+	c.Set(ctx, "mcpbridge:t:b", raw, 0)
+	if _, err := s2.LoadToken(ctx, "b"); err == nil || !strings.Contains(err.Error(), "does not decrypt") {
+		t.Fatalf("moved value: %v", err)
+	}
+	// Garbage is refused, bounded and explained.
+	for _, v := range []string{"", "x", "1.k2.!!!", "1.k2." + strings.Repeat("A", 10), "2.k1.AAAA", strings.Repeat("1", 2<<20)} {
+		c.Set(ctx, "mcpbridge:t:g", v, 0)
+		if _, err := s2.LoadToken(ctx, "g"); err == nil {
+			t.Errorf("value %.20q accepted", v)
+		}
+	}
+	if g, err := s2.LoadToken(ctx, "missing"); g != nil || err != nil {
+		t.Errorf("missing key: %v, %v", g, err)
+	}
+	if err := s2.DeleteToken(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := s2.LoadToken(ctx, "a"); g != nil {
+		t.Error("deleted grant still there")
+	}
+}
+
+func TestNewChecksKeys(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	for _, o := range []redisstore.Options{
+		{Keys: map[string][]byte{"k": key(1)}, Current: "k"},
+		{Client: c, Keys: map[string][]byte{"k": key(1)[:16]}, Current: "k"},
+		{Client: c, Keys: map[string][]byte{"k": key(1)}, Current: "other"},
+		{Client: c, Keys: map[string][]byte{"a.b": key(1)}, Current: "a.b"},
+	} {
+		if _, err := redisstore.New(o); err == nil {
+			t.Errorf("%+v accepted", o.Current)
+		}
+	}
+}
+
+func TestLockIsExclusiveAndExpires(t *testing.T) {
+	c := startRedis(t)
+	s := newStore(t, c, "k1")
+	ctx := context.Background()
+	var in, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			unlock, err := s.LockToken(ctx, "x", 10*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			n := in.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+			in.Add(-1)
+			unlock()
+		})
+	}
+	wg.Wait()
+	if most.Load() != 1 {
+		t.Fatalf("%d holders at once", most.Load())
+	}
+	// A holder that never unlocks: the lock expires.
+	if _, err := s.LockToken(ctx, "y", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	unlock, err := s.LockToken(wctx, "y", time.Second)
+	if err != nil {
+		t.Fatalf("the abandoned lock did not expire: %v", err)
+	}
+	unlock()
+	// A held lock and an ending ctx: the wait ends with it.
+	if _, err := s.LockToken(ctx, "z", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	if _, err := s.LockToken(short, "z", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting on a held lock: %v", err)
+	}
+}
+
+func TestStoreDownIsBoundedAndSaysNoToken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// A "server" that accepts and never answers: slow. And a closed port: down.
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	for _, addr := range []string{l.Addr().String(), "127.0.0.1:1"} {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		s, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if _, err := s.LoadToken(ctx, "a"); err == nil || !strings.Contains(err.Error(), "redis token store: load") {
+			t.Errorf("%s: load: %v", addr, err)
+		}
+		if err := s.SaveToken(ctx, "a", grant("ACCESS-SECRET", "REFRESH-SECRET")); err == nil || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: save: %v", addr, err)
+		}
+		c.Close()
+	}
+}
+
+// TestTwoReplicasNeverDoubleSpend: two Sets (two replicas) share the store; every user's
+// access token expires at once and both replicas call for every user concurrently. Each
+// rotating refresh token is spent once; every request carries its own user's token.
+func TestTwoReplicasNeverDoubleSpend(t *testing.T) {
+	c := startRedis(t)
+	store := newStore(t, c, "k1")
+	var wrong atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, &wrong)
+	as := oauthtest.New(srv)
+	t.Cleanup(as.Close) // after the replicas' Close
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	replica := func() *bridge.Set {
+		set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+			&bridge.Options{TokenStore: store, Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
+		if err != nil || len(set.Failed()) > 0 {
+			t.Fatalf("connect: %v %v", err, set.Failed())
+		}
+		t.Cleanup(func() { _ = set.Close() })
+		return set
+	}
+	a, b := replica(), replica()
+	users := []string{"u1", "u2", "u3", "u4"}
+	for _, u := range users {
+		url, err := a.StartLogin(ctx, u, "svc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := oauthtest.Consent(ctx, url, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.CompleteLogin(ctx, u, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(set *bridge.Set, u string) error {
+		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
+		out, err := set.Tools()[0].Handler(bridge.WithUser(ctx, u), args)
+		if err == nil && out != hex.EncodeToString([]byte(u)) {
+			err = fmt.Errorf("answered %q", out)
+		}
+		return err
+	}
+	for round := range 3 {
+		as.ExpireAll()
+		var wg sync.WaitGroup
+		for _, u := range users {
+			for _, set := range []*bridge.Set{a, b, a, b} {
+				wg.Go(func() {
+					if err := call(set, u); err != nil {
+						t.Errorf("round %d, user %s: %v", round, u, err)
+					}
+				})
+			}
+		}
+		wg.Wait()
+	}
+	if n := as.DoubleSpent(); n != 0 {
+		t.Errorf("%d refresh tokens were spent twice", n)
+	}
+	if n := wrong.Load(); n != 0 {
+		t.Errorf("%d requests carried another user's token", n)
+	}
+	if n := as.Count("refresh_token"); n < len(users) || n > 3*len(users) {
+		t.Errorf("%d refreshes for %d users over 3 expiries", n, len(users))
+	}
+}

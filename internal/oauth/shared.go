@@ -1,0 +1,124 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// A store shared by replicas (a Locker) changes how a grant is refreshed: a refresh token
+// that rotates may be spent once, so a refresh takes the store's lock on the grant's key,
+// re-reads the grant (another replica may have refreshed it meanwhile: then that token is
+// used) and only then spends the refresh token, saving the result before unlocking. Access
+// tokens are refreshed proactively, a random part of Settings.RefreshJitter before they
+// expire, so that grants that expire together (a deployment, a burst of logins) are not
+// all refreshed in the same second.
+
+// Locker is a Store shared by replicas that locks a grant's key across them.
+type Locker interface {
+	// LockToken waits until it holds the lock on key (or ctx ends); the lock expires after
+	// ttl if never released. unlock releases it (only if still held).
+	LockToken(ctx context.Context, key string, ttl time.Duration) (unlock func(), err error)
+}
+
+const (
+	expiryDelta = 10 * time.Second // a token this close to its expiry is refreshed (as oauth2 does)
+	lockTTL     = 60 * time.Second // longer than a refresh may take (refreshTimeout + the store)
+	// refreshTimeout bounds one refresh: waiting for the lock, the store, the token endpoint.
+	refreshTimeout = 30 * time.Second
+)
+
+// sharedSource is the token source of a grant in a Locker store.
+type sharedSource struct {
+	h     *Handler
+	lock  Locker
+	early time.Duration // this grant's share of the jitter
+
+	mu  sync.Mutex // one refresh at a time in this process; guards the fields below
+	g   Grant
+	bad string // an access token the server refused: never adopted again
+}
+
+func (h *Handler) shared(st *Grant, bad string) *sharedSource {
+	lk, _ := h.store.(Locker)
+	s := &sharedSource{h: h, lock: lk, g: *st, bad: bad}
+	if j := h.set.RefreshJitter; j > 0 {
+		s.early = rand.N(j)
+	}
+	return s
+}
+
+func (s *sharedSource) fresh(t *oauth2.Token) bool {
+	return t != nil && t.AccessToken != "" && t.AccessToken != s.bad &&
+		(t.Expiry.IsZero() || time.Until(t.Expiry) > expiryDelta+s.early)
+}
+
+// Token returns the grant's access token, refreshing it under the store's lock when it is
+// about to expire.
+func (s *sharedSource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fresh(s.g.Token) {
+		return s.g.Token, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	unlock, err := s.lock.LockToken(ctx, s.h.key, lockTTL)
+	if err != nil {
+		return nil, fmt.Errorf("locking the grant for its refresh: %w", err)
+	}
+	defer unlock()
+	// The grant as stored now: another replica may have refreshed it (and spent the
+	// refresh token this process holds).
+	st, err := s.h.store.LoadToken(ctx, s.h.key)
+	if err != nil {
+		return nil, fmt.Errorf("reading the grant for its refresh: %w", err)
+	}
+	if st != nil && st.Token != nil {
+		s.g = *st
+		if s.fresh(st.Token) {
+			return st.Token, nil
+		}
+	}
+	if s.g.Token == nil || s.g.Token.RefreshToken == "" {
+		return nil, errors.New("the access token expired and no refresh token is kept")
+	}
+	stale := *s.g.Token
+	stale.AccessToken = "" // so that oauth2 refreshes
+	rctx := context.WithValue(ctx, oauth2.HTTPClient, s.h.hc)
+	tok, err := s.g.config().TokenSource(rctx, &stale).Token()
+	if err != nil {
+		return nil, err
+	}
+	s.g.Token, s.bad = tok, ""
+	g := s.g
+	if err := s.h.store.SaveToken(ctx, s.h.key, &g); err != nil {
+		// The new refresh token is lost to the other replicas; this one keeps using it.
+		s.h.log.Warn("saving the refreshed OAuth token failed", "err", err)
+	}
+	return tok, nil
+}
+
+// refreshShared is refreshNow for a Locker store: bad, the access token the server refused,
+// is never adopted again; the grant is refreshed under the lock unless another caller or
+// replica already did.
+func (h *Handler) refreshShared(ctx context.Context, bad string) bool {
+	st, err := h.store.LoadToken(ctx, h.key)
+	if err != nil || st == nil || st.Token == nil {
+		return false
+	}
+	ts := h.shared(st, bad)
+	if _, err := ts.Token(); err != nil {
+		h.log.Debug("refreshing the OAuth token failed", "err", err)
+		return false
+	}
+	h.mu.Lock()
+	h.ts = ts
+	h.mu.Unlock()
+	return true
+}
