@@ -413,6 +413,49 @@
 //		},
 //	})
 //
+// # Users
+//
+// A web application has many users, and each authorizes the same remote servers with their
+// own account. With Options.Users set, the host names the user of each call with WithUser
+// (and of App proxy requests with UserOptions.ProxyUser). For a server with the OAuth
+// authorization code flow (auth type oauth) that user's grant, OAuth handler and session are
+// the user's own:
+//
+//   - Grants are kept in the TokenStore under a key derived from the server, the client and
+//     the user: a hash of length-prefixed fields, so no two users share a key whatever bytes
+//     their IDs hold, and the store never holds a user ID in the clear. IDs are opaque bytes,
+//     at most MaxUserIDBytes; errors and logs quote them.
+//   - Each user's requests go on a session opened with that user's token, so a request for
+//     user A can only carry A's token. Sessions are bounded per server by
+//     UserOptions.MaxSessions (least recently used first out) and UserOptions.IdleTimeout; a
+//     closed one reopens on the user's next call from the stored grant.
+//   - A user without a grant gets a *NeedsLoginError (wrapped in a *ServerError, wrapping
+//     ErrNeedsLogin) at once, without contacting the server. Its AuthorizationURL starts that
+//     user's authorization (discovery, registration, PKCE, state bound to the user and the
+//     server; the flow waits UserOptions.LoginTimeout for its callback); the app's OAuth
+//     callback at UserOptions.RedirectURL hands the redirect's query to Set.CompleteLogin with
+//     the user of its own session (a callback for another user fails and ends the login). The
+//     user's next call works; nothing else is reconnected. A refresh token revoked for one
+//     user makes that user's calls fail with a *NeedsLoginError; other users are untouched.
+//   - A call without a user on such a server is refused, so a forgotten WithUser never
+//     borrows the host's grant. Server.ForgetUser logs a user out.
+//
+// Shared across users: the catalogue (the tools the model sees) is listed once, when the
+// server is connected, with the host's own grant or with none (a server whose tools/list
+// needs no user credentials), and every user calls the same tools. stdio servers stay
+// shared: one process serves every user, since it carries the host's environment and
+// credentials rather than a user's, and a process per user is the cost a multi-user host
+// cannot pay. Servers without auth and client credentials servers (the credentials are
+// the host's) are shared too.
+//
+// Replicas share grants through a TokenStore that is also a TokenLocker (bridge/redisstore
+// on Redis: encrypted at rest, keys rotated by ID): a grant is refreshed only under its lock,
+// after reading it again, so two replicas never both spend a rotating refresh token, and
+// refreshes are spread by UserOptions.RefreshJitter. A login's flow lives in the replica
+// that started it: route the callback there (or keep logins on one replica).
+//
+// Example_users is a web host serving several users against the local test servers.
+//
 // # Hostile servers
 //
 // A server is untrusted input: it may send what it likes, as large and as often as it likes,

@@ -13,31 +13,7 @@ import (
 	"github.com/ttalk/mcpbridge/transport"
 )
 
-// Users: a multi-user host (a web application whose users each authorize the same remote
-// servers with their own accounts) names the user of a call with WithUser. For a server
-// with the OAuth authorization code flow (AuthConfig.Type AuthOAuth), that user's grant,
-// OAuth handler state and session are the user's own:
-//
-//   - Grants are kept in the TokenStore under a key derived from the server, the client and
-//     the user (a hash of length-prefixed fields: no two users share a key, whatever bytes
-//     their IDs hold, and the store never holds a user ID in the clear).
-//   - Each user has an OAuth handler of their own and a session of their own, opened with
-//     that user's token, so a request for user A can only ever carry A's token; the
-//     sessions of a server are bounded by UserOptions.MaxSessions (least recently used
-//     first out) and UserOptions.IdleTimeout.
-//   - A user without a grant gets a *NeedsLoginError at once, without contacting the
-//     server; its AuthorizationURL (or Server.StartLogin) starts that user's authorization
-//     and Set.CompleteLogin, called from the web app's OAuth callback, finishes it. The
-//     user's next call works; nothing else is reconnected.
-//   - The catalogue (the tools the model sees) is the server's, listed when the server was
-//     connected with the host's own grant or none (a server whose tools/list needs no user
-//     credentials); every user calls the same tools.
-//
-// What stays shared, and why: stdio servers (one process serves every user: the process
-// carries the host's environment and credentials, not a user's, and a process per user is
-// the cost a multi-user host cannot pay), servers without auth and client credentials
-// servers (the credentials are the host's). With UserOptions set, a call without a user on
-// an AuthOAuth server is refused, so a forgotten WithUser never borrows the host's grant.
+// Users: see the package doc, section Users.
 
 // MaxUserIDBytes bounds the length of a user ID.
 const MaxUserIDBytes = 256
