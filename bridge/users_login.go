@@ -110,7 +110,9 @@ func (s *Server) StartLogin(ctx context.Context, user string) (string, error) {
 // else a stand-in 401 without a challenge (a server whose listing is public).
 func (s *Server) challenge(ctx context.Context) (*http.Request, *http.Response, error) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcpbridge-login"}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.URL, strings.NewReader(body))
+	pctx, cancel := context.WithTimeout(ctx, s.opts.connectTimeout(s.cfg))
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodPost, s.cfg.URL, strings.NewReader(body))
 	if err != nil {
 		return nil, nil, errors.New("the server URL is not valid")
 	}
@@ -122,13 +124,17 @@ func (s *Server) challenge(ctx context.Context) (*http.Request, *http.Response, 
 	}
 	resp, err := hc.Do(req)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
-		return req, resp, nil
+		// Authorize reads the challenge header only; the body is not needed past here.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		resp.Body = http.NoBody
+		return req.WithContext(ctx), resp, nil
 	}
 	if err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		resp.Body.Close()
 	}
-	return req, &http.Response{StatusCode: http.StatusUnauthorized, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+	return req.WithContext(ctx), &http.Response{StatusCode: http.StatusUnauthorized, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 }
 
 // fetchLogin is the person's part of a user's flow (oauth.Settings.LoginFetch): it

@@ -313,3 +313,49 @@ func TestProxyNamesTheUser(t *testing.T) {
 		t.Fatalf("%d cross-user requests", wrong.Load())
 	}
 }
+
+func TestUserSessionsAreBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		uo   bridge.UserOptions
+		want int
+	}{
+		{"cap", bridge.UserOptions{MaxSessions: 2}, 2},
+		{"idle", bridge.UserOptions{IdleTimeout: time.Nanosecond}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as, wrong := usersServer(t)
+			o := oauthOpts(&bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+			uo := tc.uo
+			uo.RedirectURL = "http://127.0.0.1:1/callback"
+			o.Users = &uo
+			set, err := connectSet(t, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, o)
+			if err != nil || len(set.Failed()) > 0 {
+				t.Fatalf("connect: %v %v", err, set.Failed())
+			}
+			ctx := ctxT(t, 60*time.Second)
+			users := []string{"a", "b", "c", "d"}
+			for _, u := range users {
+				login(t, ctx, set, u)
+				if out, err := whoami(ctx, set, u, u); err != nil || out != u {
+					t.Fatalf("%s: %q, %v", u, out, err)
+				}
+			}
+			if n := set.Servers()[0].UserSessions(); n != tc.want {
+				t.Errorf("%d user sessions, want %d", n, tc.want)
+			}
+			// Evicted users' next calls reopen their sessions from the stored grants.
+			for _, u := range users {
+				if out, err := whoami(ctx, set, u, u); err != nil || out != u {
+					t.Fatalf("%s again: %q, %v", u, out, err)
+				}
+			}
+			if n := set.Servers()[0].UserSessions(); n != tc.want {
+				t.Errorf("%d user sessions after reopening, want %d", n, tc.want)
+			}
+			if wrong.Load() != 0 {
+				t.Fatalf("%d cross-user requests", wrong.Load())
+			}
+		})
+	}
+}
