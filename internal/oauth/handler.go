@@ -310,7 +310,8 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 // it reports whether a new token was obtained.
 func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
 	if _, ok := h.store.(Locker); ok {
-		return h.refreshShared(ctx, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "))
+		_, refused, _ := strings.Cut(req.Header.Get("Authorization"), " ") // Bearer or DPoP
+		return h.refreshShared(ctx, refused)
 	}
 	st, err := h.store.LoadToken(ctx, h.key)
 	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" || !h.dpop.useStored(st) {

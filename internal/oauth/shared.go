@@ -109,7 +109,7 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 // replica already did.
 func (h *Handler) refreshShared(ctx context.Context, bad string) bool {
 	st, err := h.store.LoadToken(ctx, h.key)
-	if err != nil || st == nil || st.Token == nil {
+	if err != nil || st == nil || st.Token == nil || !h.dpop.useStored(st) {
 		return false
 	}
 	ts := h.shared(st, bad)
