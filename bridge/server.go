@@ -269,6 +269,7 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 	ir := cs.InitializeResult()
 	s.catMu.Lock()
 	s.status.ProtocolVersion = ir.ProtocolVersion
+	s.status.Instructions = cleanInstructions(ir.Instructions)
 	if ir.ServerInfo != nil {
 		s.status.ServerName, s.status.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
 	}

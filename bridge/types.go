@@ -95,6 +95,9 @@ type ServerStatus struct {
 	// Negotiation says how ProtocolVersion was reached: "server/discover", "initialize after
 	// server/discover failed: ...", "pinned by the server's protocolVersion", ...
 	Negotiation string `json:"negotiation,omitempty"`
+	// Instructions are the server's instructions from initialize or server/discover,
+	// cleaned (see Server.Instructions). Untrusted text.
+	Instructions string `json:"instructions,omitempty"`
 	// ModelTools are the server's own names of the tools it offers the model (after filters
 	// and visibility, before renaming), in listing order. Server.Tools gives the final tools.
 	ModelTools []string `json:"modelTools,omitempty"`
