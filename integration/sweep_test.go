@@ -16,7 +16,10 @@ import (
 	"github.com/ttalk/mcpbridge/bridge/provider"
 )
 
-var updateSweep = flag.Bool("update-sweep", false, "rewrite the compatibility table in bridge/provider/doc.go from this sweep")
+var (
+	updateSweep      = flag.Bool("update-sweep", false, "rewrite the compatibility table in bridge/provider/doc.go from this sweep")
+	updateSweepTools = flag.Bool("update-sweep-tools", false, "rewrite "+sweepToolsFile+" from this sweep")
+)
 
 // sweepServer is one popular npm MCP server of the compatibility sweep, pinned in
 // integration/sweep/package.json. Env values are placeholders, not credentials: they only
@@ -146,6 +149,7 @@ func TestSweep(t *testing.T) {
 		b.WriteString(" |\n")
 	}
 	fmt.Fprintf(&b, "\n%d of %d servers connect, %d tools.\n", ok, len(sweepServers), tools)
+	checkSweepTools(t, set, versions, home)
 	table := b.String()
 	t.Logf("sweep:\n%s", table)
 
