@@ -1,0 +1,54 @@
+// Package toolsearch ranks tools for a natural-language task: a deterministic lexical index,
+// so a model that sees only a search tool (deferred loading, see bridge/provider) finds the
+// tool it needs among hundreds.
+//
+//	ix := toolsearch.New(docs) // one Document per tool
+//	hits := ix.Search("open an issue in my GitHub repo", 5)
+//
+// Package bridge builds the documents from its tools (Set.Search, Tools.Search); this
+// package knows nothing of MCP and can index any tool list.
+//
+// # Ranking
+//
+// Text is split into words at every character that is not a letter or digit and inside
+// words at camelCase and letter-digit boundaries (get_pull_request, list-pages,
+// getUserProfile, HTTPServer, page2); a word that case split is also kept whole (GitHub →
+// git, hub, github). Words are lowercased, stopwords dropped, and a light stemmer folds
+// plurals, -ing, -ed and a final e (issues → issu, created → creat). A handful of two-word
+// phrases become one term ("logged in" → login, "how many" → count).
+//
+// Documents are scored with BM25F (k1 1.2): each field has a weight and a length
+// normalisation — name 4, title 2, description 1, parameter names 0.6, parameter
+// descriptions 0.2, server 2.5, server instructions 0.15 — so "merge" in a tool's name
+// counts four times "merge" in a description, and a server's instructions, shared by all its
+// tools, barely separate them. On top of BM25F:
+//   - Related words: each query word also matches a small table of everyday synonyms of
+//     software work (create/add/new, delete/remove, folder/directory, ...) at 0.4 of its
+//     weight, and indexed words it is a prefix of (four bytes or more: "fail" → failure) at
+//     0.3.
+//   - Name coverage: the share of a tool's name the query covers, weighted by each name
+//     word's IDF, times 5, is added: a query that says "merge pull request" prefers
+//     merge_pull_request over create_pull_request.
+//   - Server mentions: a word of a server's name that few other servers' tools use
+//     ("GitHub", "Notion") names that server. A query that names servers halves the score of
+//     every other server's tools, and the mention itself scores alike for every tool of the
+//     named server (a description that repeats "GitHub" is no better a match).
+//
+// Ties keep document order. Scores are sums in a fixed order, so the same documents and
+// query always give the same hits in the same order.
+//
+// # Quality and speed
+//
+// BENCHMARKS.md reports recall@1, recall@5 and MRR on testdata/queries.json (153 tasks over
+// the 450 tools of the compatibility sweep, testdata/sweep.json) and on a held-out set, next
+// to plain BM25 over names and descriptions, and the query latency over 1,000 tools
+// (BenchmarkSearch). TestQuality holds the index to recall@5 ≥ 0.95 and recall@1 ≥ 0.85 on
+// the main set.
+//
+// # Untrusted text
+//
+// Every field of a Document comes from a server. The index only tokenises it: each field is
+// cut to 32 KiB, each word to 40 bytes, parameters to 200 per document (Params also stops
+// four levels deep), and a query to 64 words, so a hostile server can make its own tools
+// match more queries but cannot make indexing or search slow.
+package toolsearch

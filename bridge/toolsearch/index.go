@@ -1,0 +1,455 @@
+package toolsearch
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Param is one parameter of a tool: its name and description (see Params).
+type Param struct {
+	Name        string
+	Description string
+}
+
+// Document is what the index knows of one tool. Every field is untrusted text from a server
+// and is only ever tokenised; none is interpreted.
+type Document struct {
+	// Name is the tool's model-visible name, returned in Hit.Name.
+	Name string
+	// Title is the tool's display title, if any.
+	Title string
+	// Description is the tool's description.
+	Description string
+	// Params are the tool's parameters (Params extracts them from an inputSchema).
+	Params []Param
+	// Server names the server the tool comes from: its ID, and its name if it differs.
+	Server string
+	// Instructions are the server's instructions, if any. They describe every tool of the
+	// server, so they weigh little.
+	Instructions string
+}
+
+// Hit is one ranked tool.
+type Hit struct {
+	// Doc is the document's position in the slice given to New.
+	Doc int
+	// Name is the document's Name.
+	Name string
+	// Score is the ranking score: higher is better; only the order means anything.
+	Score float64
+}
+
+// fields of a document, each with its weight and length normalisation (BM25F).
+type field int
+
+const (
+	fieldName field = iota
+	fieldTitle
+	fieldDescription
+	fieldParamName
+	fieldParamDescription
+	fieldServer
+	fieldInstructions
+	numFields
+)
+
+// weight and b (length normalisation) of each field: the name says most about what a tool
+// does, the server's name who it does it for; parameters and instructions add little.
+func (f field) weight() (weight, b float64) {
+	switch f {
+	case fieldName:
+		return 4, 0.3
+	case fieldTitle:
+		return 2, 0.3
+	case fieldDescription:
+		return 1, 0.75
+	case fieldParamName:
+		return 0.6, 0.5
+	case fieldParamDescription:
+		return 0.2, 0.75
+	case fieldServer:
+		return 2.5, 0
+	}
+	return 0.15, 0.75 // fieldInstructions
+}
+
+const (
+	k1 = 1.2
+	// prefixWeight is how much an indexed term that a query term is the prefix of counts
+	// ("fail" → "failure", "kube" → "kubectl"), for query terms of minPrefix bytes or more,
+	// at most maxPrefixTerms of them.
+	prefixWeight   = 0.3
+	minPrefix      = 4
+	maxPrefixTerms = 16
+	// mentionShare: a server's name term is a mention when at most this share of the other
+	// servers' documents have it.
+	mentionShare = 0.03
+	// maxMentioned: a word in the names of more servers than this ("mcp", "server") names
+	// none of them.
+	maxMentioned = 3
+	// otherServer scales the score of a tool whose server the query does not name when it
+	// names some server.
+	otherServer = 0.5
+	// nameBonus rewards a tool whose name the query covers: the share of the name's terms
+	// the query has, times nameBonus, is added to the score.
+	nameBonus = 5.0
+	// relatedMatch is how much a related or prefix-matched query term covers of a name term.
+	relatedMatch = 0.7
+	// maxDocText bounds the text of one document field that is indexed.
+	maxDocText = 32 << 10
+	// maxQueryTerms bounds the terms of one query that are looked up.
+	maxQueryTerms = 64
+)
+
+// Index ranks documents for natural-language queries. It is built once by New, is
+// immutable and safe for concurrent use. The same documents and query always give the same
+// hits in the same order.
+type Index struct {
+	names     []string
+	nameTerms [][]string  // distinct stems of each document's name, less its server's mentions
+	nameIDF   [][]float64 // the IDF of each of nameTerms
+	nameSum   []float64   // the sum of nameIDF
+	postings  map[string]postingList
+	vocab     []string // every indexed term, sorted, for prefix matches
+	related   map[string][]string
+
+	server   []int            // each document's server, an index into servers
+	servers  int              // number of distinct Document.Server values
+	mentions map[string][]int // a term that names servers (and few other tools) → those servers
+}
+
+// fieldTerms are one document's terms, per field.
+type fieldTerms [numFields][]string
+
+type postingList struct {
+	idf  float64
+	docs []posting
+}
+
+type posting struct {
+	doc int32
+	tf  float32 // BM25F pseudo term frequency: weighted, length-normalised, summed over fields
+}
+
+// New indexes docs. Documents keep their positions (Hit.Doc); names need not be unique.
+func New(docs []Document) *Index {
+	ix := &Index{
+		names:     make([]string, len(docs)),
+		nameTerms: make([][]string, len(docs)),
+		postings:  map[string]postingList{},
+		related:   buildRelated(relatedGroups()),
+	}
+	all := make([]fieldTerms, len(docs))
+	serverID := map[string]int{}
+	ix.server = make([]int, len(docs))
+	var total [numFields]float64
+	for i, d := range docs {
+		ix.names[i] = d.Name
+		ft := &all[i]
+		ft[fieldName] = terms(nil, bound(d.Name), nil)
+		ft[fieldTitle] = terms(nil, bound(d.Title), nil)
+		ft[fieldDescription] = terms(nil, bound(d.Description), nil)
+		var pn, pd []string
+		for j, p := range d.Params {
+			if j >= maxParams {
+				break
+			}
+			pn = terms(pn, bound(p.Name), nil)
+			pd = terms(pd, bound(p.Description), nil)
+		}
+		ft[fieldParamName], ft[fieldParamDescription] = pn, pd
+		ft[fieldServer] = terms(nil, bound(d.Server), nil)
+		id, ok := serverID[d.Server]
+		if !ok {
+			id = len(serverID)
+			serverID[d.Server] = id
+		}
+		ix.server[i] = id
+		ft[fieldInstructions] = terms(nil, bound(d.Instructions), nil)
+		for f := range numFields {
+			total[f] += float64(len(ft[f]))
+		}
+		names := slices.Clone(ft[fieldName])
+		slices.Sort(names)
+		ix.nameTerms[i] = slices.Compact(names)
+	}
+	var avg [numFields]float64
+	for f := range numFields {
+		avg[f] = max(total[f]/float64(max(len(docs), 1)), 1)
+	}
+	tf := map[string]float64{}
+	var order []string
+	for i := range all {
+		clear(tf)
+		order = order[:0]
+		for f := range numFields {
+			ts := all[i][f]
+			if len(ts) == 0 {
+				continue
+			}
+			w, b := f.weight()
+			norm := w / (1 - b + b*float64(len(ts))/avg[f])
+			for _, t := range ts {
+				if _, seen := tf[t]; !seen {
+					order = append(order, t)
+				}
+				tf[t] += norm
+			}
+		}
+		for _, t := range order { // first-seen order: postings never depend on map order
+			pl := ix.postings[t]
+			pl.docs = append(pl.docs, posting{doc: int32(i), tf: float32(tf[t])})
+			ix.postings[t] = pl
+		}
+	}
+	n := float64(len(docs))
+	for t, pl := range ix.postings {
+		df := float64(len(pl.docs))
+		pl.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
+		ix.postings[t] = pl
+		ix.vocab = append(ix.vocab, t)
+	}
+	slices.Sort(ix.vocab)
+	ix.servers = len(serverID)
+	ix.mentions = serverMentions(ix, all)
+	for i, nt := range ix.nameTerms {
+		// A name's own server prefix (slack_, hubspot-, gitlab__) is covered by the server
+		// prior, not by the name bonus.
+		ix.nameTerms[i] = slices.DeleteFunc(nt, func(t string) bool { return slices.Contains(ix.mentions[t], ix.server[i]) })
+	}
+	ix.nameIDF = make([][]float64, len(docs))
+	ix.nameSum = make([]float64, len(docs))
+	for i, nt := range ix.nameTerms {
+		for _, t := range nt {
+			idf := ix.postings[t].idf
+			ix.nameIDF[i] = append(ix.nameIDF[i], idf)
+			ix.nameSum[i] += idf
+		}
+	}
+	return ix
+}
+
+// serverMentions finds the terms that name servers: terms of Server fields that the names,
+// titles and descriptions of at most mentionShare of the other servers' tools use. A query
+// with such a term is about those servers ("GitHub", "GitLab" for two servers, "Notion");
+// generic words in server names ("search" of brave-search) are not mentions, nor are
+// numbers or words in the names of more than maxMentioned servers. Instructions and parameters are left out of the count: one server's instructions
+// naming another product would otherwise count once per tool.
+func serverMentions(ix *Index, all []fieldTerms) map[string][]int {
+	owners := map[string][]int{}
+	for i := range all {
+		for _, t := range all[i][fieldServer] {
+			if !isNumber(t) && !slices.Contains(owners[t], ix.server[i]) {
+				owners[t] = append(owners[t], ix.server[i])
+			}
+		}
+	}
+	out := map[string][]int{}
+	for t, servers := range owners {
+		var elsewhere, others int
+		for i := range all {
+			if slices.Contains(servers, ix.server[i]) {
+				continue
+			}
+			others++
+			for _, f := range []field{fieldName, fieldTitle, fieldDescription} {
+				if slices.Contains(all[i][f], t) {
+					elsewhere++
+					break
+				}
+			}
+		}
+		if len(servers) <= maxMentioned && float64(elsewhere) <= mentionShare*float64(others) {
+			slices.Sort(servers)
+			out[t] = servers
+		}
+	}
+	return out
+}
+
+// knows reports whether term is indexed.
+func (ix *Index) knows(term string) bool {
+	_, ok := ix.postings[term]
+	return ok
+}
+
+// Len is the number of documents.
+func (ix *Index) Len() int { return len(ix.names) }
+
+// Search returns the k best documents for query, best first; fewer when fewer match, none
+// for a query without a meaningful word. Ties keep document order. k <= 0 means every match.
+func (ix *Index) Search(query string, k int) []Hit {
+	qt := ix.queryTerms(terms(nil, bound(query), ix.knows))
+	if len(qt) == 0 || len(ix.names) == 0 {
+		return nil
+	}
+	named := make([]bool, ix.servers) // servers the query names
+	var naming bool
+	for _, q := range qt {
+		if q.weight < 1 {
+			continue
+		}
+		for _, s := range ix.mentions[q.term] {
+			named[s], naming = true, true
+		}
+	}
+	acc := make([]float64, len(ix.names))
+	for _, q := range qt {
+		pl, ok := ix.postings[q.term]
+		if !ok {
+			continue
+		}
+		mention := q.weight >= 1 && len(ix.mentions[q.term]) > 0
+		for _, p := range pl.docs {
+			tf := float64(p.tf)
+			if mention && named[ix.server[p.doc]] {
+				// Every tool of a named server matches the name alike: how often its
+				// description repeats "GitHub" says nothing about the task.
+				tf = 1
+			}
+			acc[p.doc] += q.weight * pl.idf * tf * (k1 + 1) / (k1 + tf)
+		}
+	}
+	weights := make(map[string]float64, len(qt))
+	for _, q := range qt {
+		weights[q.term] = q.weight
+	}
+	var hits []Hit
+	for i, s := range acc {
+		if s <= 0 {
+			continue
+		}
+		if ix.nameSum[i] > 0 {
+			var covered float64
+			for j, t := range ix.nameTerms[i] {
+				covered += ix.nameIDF[i][j] * nameMatch(weights[t])
+			}
+			s += nameBonus * covered / ix.nameSum[i]
+		}
+		if naming && !named[ix.server[i]] {
+			s *= otherServer
+		}
+		hits = append(hits, Hit{Doc: i, Name: ix.names[i], Score: s})
+	}
+	return topK(hits, k)
+}
+
+// before orders hits: higher score first, then document order. It is a total order, so
+// any sort gives one result.
+func before(a, b Hit) int {
+	switch {
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	}
+	return a.Doc - b.Doc
+}
+
+// topK sorts the best k of hits (all for k <= 0) and drops the rest.
+func topK(hits []Hit, k int) []Hit {
+	if k <= 0 || k >= len(hits) {
+		slices.SortFunc(hits, before)
+		return hits
+	}
+	// Keep the best k in a heap whose root is the worst of them.
+	h := hits[:k]
+	worse := func(i, j int) bool { return before(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= k {
+				return
+			}
+			m := l
+			if r := l + 1; r < k && worse(r, l) {
+				m = r
+			}
+			if !worse(m, i) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range hits[k:] {
+		if before(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, before)
+	return h
+}
+
+type queryTerm struct {
+	term   string
+	weight float64
+}
+
+// queryTerms weighs a query's terms: each distinct term at 1 (a term said twice counts
+// once more); each related term of one at relatedWeight, and each indexed term one is a
+// prefix of at prefixWeight, unless the query has it itself. Sorted by term, so the sums
+// are made in one order.
+func (ix *Index) queryTerms(ts []string) []queryTerm {
+	if len(ts) > maxQueryTerms {
+		ts = ts[:maxQueryTerms]
+	}
+	w := map[string]float64{}
+	for _, t := range ts {
+		w[t]++
+	}
+	raise := func(t string, x float64) {
+		if w[t] < x {
+			w[t] = x
+		}
+	}
+	for _, t := range ts {
+		for _, r := range ix.related[t] {
+			raise(r, relatedWeight)
+		}
+		if len(t) >= minPrefix {
+			i, _ := slices.BinarySearch(ix.vocab, t)
+			for n := 0; i < len(ix.vocab) && n < maxPrefixTerms && strings.HasPrefix(ix.vocab[i], t); i++ {
+				if ix.vocab[i] != t {
+					raise(ix.vocab[i], prefixWeight)
+					n++
+				}
+			}
+		}
+	}
+	out := make([]queryTerm, 0, len(w))
+	for t, x := range w {
+		out = append(out, queryTerm{t, x})
+	}
+	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.term, b.term) })
+	return out
+}
+
+// nameMatch is how much a query term of weight w covers of a name term: all for the term
+// itself, relatedMatch for a related or prefix-matched term, nothing for no term.
+func nameMatch(w float64) float64 {
+	switch {
+	case w >= 1:
+		return 1
+	case w > 0:
+		return relatedMatch
+	}
+	return 0
+}
+
+// bound cuts text to maxDocText bytes (a rune split there only makes one odd word).
+func bound(s string) string {
+	if len(s) > maxDocText {
+		return s[:maxDocText]
+	}
+	return s
+}
+
+func isNumber(t string) bool {
+	return !strings.ContainsFunc(t, func(r rune) bool { return r < '0' || r > '9' })
+}

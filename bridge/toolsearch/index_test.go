@@ -1,0 +1,163 @@
+package toolsearch_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ttalk/mcpbridge/bridge/toolsearch"
+)
+
+func fixedDocs() []toolsearch.Document {
+	return []toolsearch.Document{
+		{Name: "create_pull_request", Description: "Create a new pull request in a GitHub repository", Server: "github"},
+		{Name: "merge_pull_request", Description: "Merge a pull request", Server: "github"},
+		{Name: "list_issues", Description: "List issues in a GitHub repository", Server: "github"},
+		{Name: "gitlab__create_issue", Description: "Create a new issue in a GitLab project", Server: "gitlab"},
+		{Name: "create_issue", Description: "Create a new issue in a GitHub repository", Server: "github"},
+		{Name: "getUserProfile", Description: "Profile of one user.", Server: "slack", Params: []toolsearch.Param{{Name: "user_id", Description: "The user's ID"}}},
+		{Name: "take_screenshot", Description: "Capture the page as an image.", Server: "chrome-devtools"},
+		{Name: "create_directory", Description: "Create a new directory.", Server: "desktop-commander"},
+		{Name: "query-docs", Description: "Retrieves documentation for a library.", Server: "context7",
+			Instructions: "Use this server to fetch current documentation whenever the user asks about a library."},
+		{Name: "get_build_failure_logs", Description: "Retrieves logs of a failed build.", Server: "circleci"},
+	}
+}
+
+// Fixed cases: what each part of the ranking is for.
+func TestSearchRanking(t *testing.T) {
+	ix := toolsearch.New(fixedDocs())
+	for _, tc := range []struct {
+		query, first string
+		why          string
+	}{
+		{"merge a GitHub pull request", "merge_pull_request", "name coverage beats a description that repeats the server name"},
+		{"open a new issue on GitHub", "create_issue", "a named server beats another server's same tool"},
+		{"open a new issue on GitLab", "gitlab__create_issue", "…either way"},
+		{"user profile", "getUserProfile", "camelCase names are split"},
+		{"take a screen shot of the page", "take_screenshot", "words of the name"},
+		{"make a folder", "create_directory", "related words: make ~ create, folder ~ directory"},
+		{"why did the build fail", "get_build_failure_logs", "prefix: fail → failure"},
+		{"library documentation", "query-docs", "kebab-case and instructions"},
+		{"LIST ISSUES", "list_issues", "case and plural folded"},
+	} {
+		hits := ix.Search(tc.query, 3)
+		if len(hits) == 0 || hits[0].Name != tc.first {
+			t.Errorf("Search(%q) = %v, want %s first (%s)", tc.query, hits, tc.first, tc.why)
+		}
+	}
+	for _, q := range []string{"", "   ", "the of and", "🙂", "\xff\xfe"} {
+		if hits := ix.Search(q, 5); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v, want nothing", q, hits)
+		}
+	}
+	if hits := ix.Search("issue", 1); len(hits) != 1 {
+		t.Errorf("k=1 gave %d hits", len(hits))
+	}
+	if all, two := ix.Search("issue", 0), ix.Search("issue", 2); len(all) < 3 || !reflect.DeepEqual(all[:2], two) {
+		t.Errorf("k<=0 should give every match, in the same order: %v vs %v", all, two)
+	}
+	twins := toolsearch.New([]toolsearch.Document{{Name: "b", Description: "same words"}, {Name: "a", Description: "same words"}})
+	if hits := twins.Search("words", 2); len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 1 {
+		t.Errorf("ties must keep document order: %v", hits)
+	}
+	if got := toolsearch.New(nil).Search("issue", 3); got != nil {
+		t.Errorf("empty index: %v", got)
+	}
+}
+
+// The same documents and query give the same hits in the same order, whichever index built
+// them and however often they are asked.
+func TestSearchIsDeterministic(t *testing.T) {
+	docs := sweepDocs(t)
+	a, b := toolsearch.New(docs), toolsearch.New(docs)
+	for _, q := range queries(t, "testdata/queries.json")[:40] {
+		want := a.Search(q.Query, 10)
+		for range 3 {
+			if got := b.Search(q.Query, 10); !reflect.DeepEqual(got, want) {
+				t.Fatalf("Search(%q) differs between runs:\n%v\n%v", q.Query, got, want)
+			}
+		}
+	}
+}
+
+func TestParams(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"owner":{"type":"string","description":"Repository owner"},
+		"files":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","title":"Path","description":"File path"}}}},
+		"opts":{"anyOf":[{"type":"object","properties":{"deep":{"description":"Go deep"}}},{"type":"null"}]},
+		"weird":{"description":42},
+		"n":true
+	}}`)
+	want := []toolsearch.Param{
+		{Name: "owner", Description: "Repository owner"},
+		{Name: "files"},
+		{Name: "opts"},
+		{Name: "weird"},
+		{Name: "n"},
+		{Name: "path", Description: "Path. File path"},
+		{Name: "deep", Description: "Go deep"},
+	}
+	if got := toolsearch.Params(schema); !reflect.DeepEqual(got, want) {
+		t.Errorf("Params = %+v\nwant     %+v", got, want)
+	}
+	for _, bad := range []string{``, `null`, `[]`, `"x"`, `{"properties":[]}`, `{"properties":{"a":`, `{`} {
+		if got := toolsearch.Params(json.RawMessage(bad)); len(got) != 0 {
+			t.Errorf("Params(%s) = %v", bad, got)
+		}
+	}
+	deep := strings.Repeat(`{"properties":{"a":`, 50) + `{}` + strings.Repeat(`}}`, 50)
+	if got := toolsearch.Params(json.RawMessage(deep)); len(got) != 5 {
+		t.Errorf("Params of a 50-deep schema gave %d params, want 5 (depth bound)", len(got))
+	}
+	var many strings.Builder
+	many.WriteString(`{"properties":{`)
+	for i := range 500 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `"p%d":{}`, i)
+	}
+	many.WriteString(`}}`)
+	if got := toolsearch.Params(json.RawMessage(many.String())); len(got) != 200 {
+		t.Errorf("Params of 500 properties gave %d, want 200", len(got))
+	}
+}
+
+func FuzzParams(f *testing.F) {
+	for _, s := range []string{`{"properties":{"a":{"description":"x","properties":{"b":{}}}}}`, `{"items":{"properties":{"c":{}}}}`, `{"anyOf":[{"properties":{"d":{}}}]}`, `{`, `[]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := toolsearch.Params(json.RawMessage(s)); len(got) > 200 {
+			t.Fatalf("%d params", len(got))
+		}
+	})
+}
+
+// Whatever a server writes and a user asks, indexing and search return, hits are valid
+// documents in score order, and a document still finds itself by a word of its name.
+func FuzzSearch(f *testing.F) {
+	f.Add("get_pull_request", "Get details of a PR.", "pull request")
+	f.Add("HTTPServer2Go", "\xff\xfeStart\u202e it", "start http server")
+	f.Add("", "", "")
+	f.Add(strings.Repeat("a", 100), strings.Repeat("word ", 1000), strings.Repeat("q ", 200))
+	f.Fuzz(func(t *testing.T, name, desc, query string) {
+		docs := append(fixedDocs(), toolsearch.Document{Name: "xylophone_" + name, Description: desc, Server: "fuzz"})
+		ix := toolsearch.New(docs)
+		hits := ix.Search(query, 0)
+		for i, h := range hits {
+			if h.Doc < 0 || h.Doc >= len(docs) || h.Name != docs[h.Doc].Name || h.Score <= 0 {
+				t.Fatalf("bad hit %+v", h)
+			}
+			if i > 0 && (h.Score > hits[i-1].Score || h.Score == hits[i-1].Score && h.Doc < hits[i-1].Doc) {
+				t.Fatalf("hits out of order: %v", hits)
+			}
+		}
+		if self := ix.Search("xylophone", 0); len(self) == 0 || self[0].Doc != len(docs)-1 {
+			t.Fatalf("the fuzzed document does not find itself by a word of its name: %v", self)
+		}
+	})
+}
