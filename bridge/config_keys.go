@@ -49,6 +49,7 @@ const (
 	slotExpose   = "exposed features"
 	slotAuth     = "authorization"
 	slotProtocol = "protocol version"
+	slotDefer    = "deferred loading"
 )
 
 // serverKeys is the table of server keys: every key the parser reads, ignores or warns
@@ -96,6 +97,7 @@ func serverKeys() []serverKey {
 		{"tool_timeout_sec", slotCall, callTimeoutIn(time.Second), readKey},    // Codex
 		{"timeout", slotCall, readGeminiTimeout, readKey},                      // Gemini (ms), Cline (s)
 		{"protocolVersion", slotProtocol, readProtocolVersion, readKey},
+		{"defer", slotDefer, readDefer, readKey},
 
 		{"trust", "", nil, ignoredKey},
 		{"autoApprove", "", nil, ignoredKey},
@@ -199,6 +201,12 @@ func readEnabled(p *parser, s *serverState, k, v *yaml.Node) {
 
 func readRequired(p *parser, s *serverState, k, v *yaml.Node) {
 	s.sc.Required, _ = p.boolean(s, k, v)
+}
+
+func readDefer(p *parser, s *serverState, k, v *yaml.Node) {
+	if b, ok := p.boolean(s, k, v); ok {
+		s.sc.Defer = &b
+	}
 }
 
 func readProtocolVersion(p *parser, s *serverState, k, v *yaml.Node) {

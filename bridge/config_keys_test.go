@@ -31,6 +31,7 @@ func keySamples() map[string]struct{ base, line string } {
 		"prefix":              {"command: x", "prefix: p"},
 		"expose":              {"command: x", "expose: [resources, prompts]"},
 		"protocolVersion":     {"command: x", "protocolVersion: \"2025-11-25\""},
+		"defer":               {"command: x", "defer: false"},
 		"tools":               {"command: x", "tools: {include: [a]}"},
 		"includeTools":        {"command: x", "includeTools: [a]"},
 		"allowedTools":        {"command: x", "allowedTools: [a]"},

@@ -65,6 +65,10 @@ type ServerConfig struct {
 	// validate their arguments like any tool and return flattened text. Off by default, so
 	// the model's tool list does not change for existing configurations.
 	Expose []string
+	// Defer says whether a model API format that loads tools on demand (bridge/provider's
+	// Options.Defer) keeps this server's tools out of the upfront list (true), always sends
+	// them (false), or decides by its threshold (nil). servers.yaml: defer: true|false.
+	Defer *bool
 
 	// ConnectTimeout bounds start-up (spawn or dial, initialize and tools/list) for this
 	// server; 0 means Options.ConnectTimeout.

@@ -278,6 +278,8 @@
 //	protocolVersion                  pin the MCP protocol version ("2025-11-25", "2026-07-28", ...;
 //	                                 ServerConfig.ProtocolVersion); left out, it is negotiated
 //	auth (oauth)                     OAuth for a remote server (see OAuth)
+//	defer: true|false                keep the tools out of (or always in) a deferred-loading
+//	                                 tool list (ServerConfig.Defer, bridge/provider)
 //
 // Two keys that set the same thing (url and serverUrl, env and environment, tools.include and
 // includeTools, ...) are an error, as are a command together with a url, neither of them, a

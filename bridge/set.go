@@ -59,6 +59,9 @@ type Set struct {
 	proxyAccess apps.HandlerOptions // Options.ProxyAccess, copied
 	users       *UserOptions        // Options.Users
 
+	searchOnce sync.Once
+	search     *ToolIndex // built by the first Search
+
 	closeOnce sync.Once
 	closeErr  error
 }
