@@ -16,6 +16,7 @@ import (
 
 	"github.com/lmittmann/tint"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 )
 
 // rawControl reports the first raw control character in out that a terminal could act on:
@@ -97,7 +98,7 @@ func FuzzNoRawControlReachesTerminal(f *testing.F) {
 		key, _ := json.Marshal(s)
 		params := json.RawMessage(`{"type":"object","properties":{` + string(key) + `:{"type":` + string(key) + `}}}`)
 		out.Reset()
-		if err := writeTools(&out, bridge.Tools{{Name: s, Description: s + "\n" + s, Parameters: params, RemoteName: s + "x"}}); err != nil {
+		if err := writeTools(&out, bridge.Tools{{Name: s, Description: s + "\n" + s, Parameters: params, RemoteName: s + "x"}}, tokens.New()); err != nil {
 			t.Fatal(err)
 		}
 		check("tools", out.String(), true)

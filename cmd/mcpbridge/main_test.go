@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,7 +80,11 @@ func textResult(s string) *mcp.CallToolResult {
 }
 
 func newTestServer(kind string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "cli-test-" + kind, Version: "1.2.3"}, nil)
+	var opts *mcp.ServerOptions
+	if kind == "basic" { // instructions with a terminal escape and more lines than probe shows
+		opts = &mcp.ServerOptions{Instructions: "Call echo to repeat text.\x1b[2J\nUse pick for choices.\n3\n4\n5\n6\n7\n" + strings.Repeat("long ", 30)}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "cli-test-" + kind, Version: "1.2.3"}, opts)
 	echo := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a struct {
 			Text string `json:"text"`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 )
 
 // stderrTailLines is how many lines of a failed stdio server's stderr the report shows.
@@ -35,8 +36,9 @@ type probeSummary struct {
 	Failed  int `json:"failed"`
 	// Tools is the number of model-visible tools of the whole set.
 	Tools int `json:"tools"`
-	// TokenEstimate is tokenEstimate of every model-visible tool together.
-	TokenEstimate int `json:"tokenEstimate"`
+	// Tokens is what every model-visible tool definition together costs, in o200k_base
+	// tokens (bridge/tokens).
+	Tokens int `json:"tokens"`
 }
 
 type serverReport struct {
@@ -58,11 +60,24 @@ type serverReport struct {
 	Renamed         []bridge.Rename `json:"renamed,omitempty"`
 	Problems        []problem       `json:"problems,omitempty"`
 	Providers       []targetReport  `json:"providers,omitempty"` // per model API field: tools rejected as sent and after adapting
-	TokenEstimate   int             `json:"tokenEstimate"`
+	// Tokens is what the server's model-visible tool definitions cost, in o200k_base
+	// tokens; ToolTokens says it per tool, in listing order.
+	Tokens     int         `json:"tokens"`
+	ToolTokens []toolCount `json:"toolTokens,omitempty"`
+	// Instructions are the server's instructions (untrusted; control characters escaped,
+	// bounded), and InstructionsTokens what they cost in a system prompt.
+	Instructions       string `json:"instructions,omitempty"`
+	InstructionsTokens int    `json:"instructionsTokens,omitempty"`
 	// Auth is the OAuth grant in use (type, access token expiry, whether a refresh token
 	// is kept); never a token.
 	Auth  *bridge.AuthStatus `json:"auth,omitempty"`
 	Error *failure           `json:"error,omitempty"`
+}
+
+// toolCount is one tool's definition cost.
+type toolCount struct {
+	Name   string `json:"name"`
+	Tokens int    `json:"tokens"`
 }
 
 type timingReport struct {
@@ -95,21 +110,6 @@ type failure struct {
 	Phase   string   `json:"phase"`
 	Message string   `json:"message"`
 	Stderr  []string `json:"stderr,omitempty"` // last lines of a stdio server's stderr
-}
-
-// tokenEstimate estimates what tool definitions cost a model: the bytes of their JSON (as
-// json.Marshal of bridge.Tools gives it: name, description, parameters) divided by 4, the
-// usual rule of thumb for English text and JSON with common tokenizers. Providers wrap
-// definitions in their own framing, so treat it as ±30%.
-func tokenEstimate(tools bridge.Tools) int {
-	if len(tools) == 0 {
-		return 0
-	}
-	b, err := json.Marshal(tools)
-	if err != nil {
-		return 0
-	}
-	return (len(b) + 3) / 4
 }
 
 func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
@@ -147,7 +147,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	}
 	p.stop()
 
-	rep := buildReport(path, cfgs, set, p.results())
+	rep := buildReport(path, cfgs, set, p.results(), tokens.New())
 	rep.Warnings = cf.Warnings
 	if cerr != nil && ctx.Err() == nil {
 		rep.Error = oneLine(cerr.Error())
@@ -292,7 +292,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // buildReport assembles the report in config order. Live servers report Server.Status() and
 // their final tools (names after clashes across servers); failed ones the value OnStatus got.
 // set is nil when Connect refused to run (a required server failed).
-func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got map[string]probed) *probeReport {
+func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got map[string]probed, tc *tokens.Counter) *probeReport {
 	rep := &probeReport{File: path, Servers: []serverReport{}}
 	var all bridge.Tools
 	for _, cfg := range cfgs {
@@ -349,7 +349,15 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 				sr.Problems = append(sr.Problems, problem{Tool: pb.Tool, Source: "bridge", Problem: pb.Problem, Skipped: pb.Skipped})
 			}
 			sr.Providers = lintProviders(tools)
-			sr.TokenEstimate = tokenEstimate(tools)
+			for _, t := range tools {
+				n := tc.Tool(t)
+				sr.ToolTokens = append(sr.ToolTokens, toolCount{Name: t.Name, Tokens: n})
+				sr.Tokens += n
+			}
+			sr.Instructions = st.Instructions
+			if st.Instructions != "" {
+				sr.InstructionsTokens = tc.Count(st.Instructions)
+			}
 			sr.Auth = st.Auth
 			all = append(all, tools...)
 		}
@@ -357,7 +365,9 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 	}
 	rep.Summary.Servers = len(cfgs)
 	rep.Summary.Tools = len(all)
-	rep.Summary.TokenEstimate = tokenEstimate(all)
+	for _, sr := range rep.Servers {
+		rep.Summary.Tokens += sr.Tokens
+	}
 	rep.OK = rep.Summary.Failed == 0
 	return rep
 }

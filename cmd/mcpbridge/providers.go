@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 	"github.com/ttalk/mcpbridge/bridge/provider"
 )
 
@@ -119,7 +120,7 @@ func plural(n int) string {
 
 // formatTools is "mcpbridge tools --format F": the tool list exactly as that model API's
 // request carries it, on stdout; what was adapted and what is still rejected goes to stderr.
-func formatTools(env *cliEnv, fl *cliFlags, tools bridge.Tools) error {
+func formatTools(env *cliEnv, fl *cliFlags, tools bridge.Tools, tc *tokens.Counter) error {
 	format, err := provider.ParseFormat(fl.format)
 	if err != nil {
 		return usageErr("tools: %v", err)
@@ -145,8 +146,11 @@ func formatTools(env *cliEnv, fl *cliFlags, tools bridge.Tools) error {
 			env.stderr.println(fmt.Sprintf("%s: %s may still reject it: %s", r.Tool, r.Target, findingsText(r.Remaining)))
 		}
 	}
-	_, err = fmt.Fprintf(env.stdout, "%s\n", b)
-	return err
+	if _, err = fmt.Fprintf(env.stdout, "%s\n", b); err != nil {
+		return err
+	}
+	env.stderr.println(fmt.Sprintf("%d tools, %s tokens in the %s tools array (o200k_base)", ts.Len(), thousands(tc.JSON(b)), format))
+	return nil
 }
 
 func findingsText(fs []provider.Finding) string {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,8 +15,8 @@ import (
 func writeReport(w io.Writer, rep *probeReport) error {
 	tw := tabwriter.NewWriter(w, 12, 0, 2, ' ', 0)
 	s := rep.Summary
-	fmt.Fprintf(tw, "%s: %d of %d servers ok, %d model-visible tools, ~%d tokens of tool definitions\n",
-		escapeLine(rep.File), s.OK, s.Servers, s.Tools, s.TokenEstimate)
+	fmt.Fprintf(tw, "%s: %d of %d servers ok, %d model-visible tools, %s tokens of tool definitions (o200k_base)\n",
+		escapeLine(rep.File), s.OK, s.Servers, s.Tools, thousands(s.Tokens))
 	if rep.Error != "" {
 		fmt.Fprintf(tw, "not run: %s\n", escapeLine(rep.Error))
 	}
@@ -107,7 +109,10 @@ func writeReport(w io.Writer, rep *probeReport) error {
 		if len(sr.Providers) > 0 {
 			row("providers", providerLines(sr.Providers)...)
 		}
-		row("tokens", fmt.Sprintf("~%d (tool definitions as JSON, bytes/4)", sr.TokenEstimate))
+		row("tokens", tokenLine(sr))
+		if sr.Instructions != "" {
+			row("instructions", instructionLines(sr)...)
+		}
 	}
 	return tw.Flush()
 }
@@ -140,4 +145,53 @@ func wrapList(items []string, width int) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
+}
+
+// tokenLine is a server's token cost: the total, then its three largest tools.
+func tokenLine(sr serverReport) string {
+	line := fmt.Sprintf("%s (o200k_base) for %d tool definition", thousands(sr.Tokens), len(sr.ToolTokens))
+	if len(sr.ToolTokens) != 1 {
+		line += "s"
+	}
+	big := slices.Clone(sr.ToolTokens)
+	slices.SortStableFunc(big, func(a, b toolCount) int { return b.Tokens - a.Tokens })
+	var parts []string
+	for _, t := range big[:min(3, len(big))] {
+		parts = append(parts, fmt.Sprintf("%s %s", t.Name, thousands(t.Tokens)))
+	}
+	if len(big) > 1 {
+		line += "; largest: " + strings.Join(parts, ", ")
+	}
+	return line
+}
+
+// instructionLines shows a server's instructions: their cost, then at most six lines of at
+// most 100 characters (row escapes them).
+func instructionLines(sr serverReport) []string {
+	const maxLines, maxRunes = 6, 100
+	out := []string{fmt.Sprintf("%s tokens, untrusted text from the server:", thousands(sr.InstructionsTokens))}
+	lines := strings.Split(sr.Instructions, "\n")
+	for i, l := range lines {
+		if i == maxLines {
+			out = append(out, fmt.Sprintf("… %d more lines", len(lines)-maxLines))
+			break
+		}
+		if r := []rune(l); len(r) > maxRunes {
+			l = string(r[:maxRunes]) + "…"
+		}
+		out = append(out, "| "+l)
+	}
+	return out
+}
+
+// thousands writes n with comma separators: 138,332.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

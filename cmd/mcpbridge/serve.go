@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 	"github.com/ttalk/mcpbridge/internal/serve"
 )
 
@@ -46,7 +47,7 @@ func runServe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	}
 	defer set.Close()
 
-	opts := serve.Options{Set: set, Order: ids, Addr: fl.addr, Logger: log, Version: version()}
+	opts := serve.Options{Set: set, Order: ids, Addr: fl.addr, Logger: log, Version: version(), Tokens: tokens.New()}
 	if opts.Addr == "" {
 		opts.Addr = defaultServeAddr
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -47,8 +48,9 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	}
 	defer set.Close()
 	tools := set.Tools()
+	tc := tokens.New()
 	if fl.format != "" {
-		if err := formatTools(env, fl, tools); err != nil {
+		if err := formatTools(env, fl, tools, tc); err != nil {
 			return err
 		}
 	} else if fl.json {
@@ -62,7 +64,8 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		if _, err := fmt.Fprintf(env.stdout, "%s\n", terminalJSON(b)); err != nil {
 			return err
 		}
-	} else if err := writeTools(env.stdout, tools); err != nil {
+		env.stderr.println(fmt.Sprintf("%d tools, %s tokens (o200k_base)", len(tools), thousands(tc.JSON(b))))
+	} else if err := writeTools(env.stdout, tools, tc); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -71,9 +74,11 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	return nil
 }
 
-// writeTools prints the tools for people: name and server, the description, the parameters.
-func writeTools(w io.Writer, tools bridge.Tools) error {
+// writeTools prints the tools for people: name, server and token cost, the description, the
+// parameters; then the total.
+func writeTools(w io.Writer, tools bridge.Tools, tc *tokens.Counter) error {
 	var b strings.Builder
+	var total int
 	for i, t := range tools {
 		if i > 0 {
 			b.WriteString("\n")
@@ -86,7 +91,9 @@ func writeTools(w io.Writer, tools bridge.Tools) error {
 			}
 			b.WriteString(")")
 		}
-		b.WriteString("\n")
+		n := tc.Tool(t)
+		total += n
+		fmt.Fprintf(&b, "  %s tokens\n", thousands(n))
 		for l := range strings.SplitSeq(strings.TrimSpace(t.Description), "\n") {
 			fmt.Fprintf(&b, "    %s\n", escapeText(l, true))
 		}
@@ -94,6 +101,8 @@ func writeTools(w io.Writer, tools bridge.Tools) error {
 	}
 	if len(tools) == 0 {
 		b.WriteString("no model-visible tools\n")
+	} else {
+		fmt.Fprintf(&b, "\n%d tools, %s tokens of definitions (o200k_base)\n", len(tools), thousands(total))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +43,11 @@ type serverInfo struct {
 	Problems        []bridge.ToolProblem `json:"problems,omitempty"`
 	Error           *failure             `json:"error,omitempty"`
 	Stderr          string               `json:"stderr,omitempty"`
-	Tools           []toolInfo           `json:"tools"`
+	// Instructions are the server's own (untrusted) instructions; the page shows them as text.
+	Instructions       string     `json:"instructions,omitempty"`
+	InstructionsTokens int        `json:"instructionsTokens,omitempty"`
+	Tokens             int        `json:"tokens,omitempty"` // the model-visible tool definitions
+	Tools              []toolInfo `json:"tools"`
 }
 
 type timing struct {
@@ -65,6 +70,7 @@ type toolInfo struct {
 	Annotations  any             `json:"annotations,omitempty"`
 	UIResource   string          `json:"uiResource,omitempty"`
 	AppOnly      bool            `json:"appOnly,omitempty"` // hidden from the model by _meta.ui.visibility
+	Tokens       int             `json:"tokens,omitempty"`  // what the definition costs the model
 }
 
 func (h *Host) handleServers(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +83,7 @@ func (h *Host) pageInfo() pageInfo {
 	hashes := map[string]int{}
 	var order []string
 	for _, s := range set.Servers() {
-		si := describe(s)
+		si := describe(s, h.opts.Tokens)
 		byID[si.ID] = si
 		order = append(order, si.ID)
 		if si.Hash != "" {
@@ -118,7 +124,7 @@ func (h *Host) pageInfo() pageInfo {
 	return info
 }
 
-func describe(s *bridge.Server) serverInfo {
+func describe(s *bridge.Server, tc TokenCounter) serverInfo {
 	st := s.Status()
 	si := serverInfo{
 		ID:              s.ID(),
@@ -130,7 +136,11 @@ func describe(s *bridge.Server) serverInfo {
 		ProtocolVersion: st.ProtocolVersion,
 		Renamed:         st.Renamed,
 		Problems:        st.Problems,
+		Instructions:    st.Instructions,
 		Tools:           []toolInfo{},
+	}
+	if tc != nil && st.Instructions != "" {
+		si.InstructionsTokens = tc.Count(st.Instructions)
 	}
 	if st.Err != nil {
 		si.Status = "failed"
@@ -153,12 +163,58 @@ func describe(s *bridge.Server) serverInfo {
 		if t.Annotations != nil {
 			ti.Annotations = t.Annotations
 		}
+		if tc != nil {
+			ti.Tokens = tc.Tool(t)
+			si.Tokens += ti.Tokens
+		}
 		si.Tools = append(si.Tools, ti)
 	}
 	for _, name := range st.AppOnly {
 		si.Tools = append(si.Tools, toolInfo{RemoteName: name, AppOnly: true})
 	}
 	return si
+}
+
+// Bounds of GET /api/search.
+const (
+	maxQueryBytes = 1000
+	maxHits       = 50
+)
+
+// searchHit is one tool of GET /api/search?q=...&k=..., best first.
+type searchHit struct {
+	Server     string  `json:"server"`
+	Name       string  `json:"name"`
+	RemoteName string  `json:"remoteName"`
+	Score      float64 `json:"score"`
+}
+
+// handleSearch ranks the model-visible tools for q with the Set's index (Set.Search): the
+// search a model gets with deferred loading.
+func (h *Host) handleSearch(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	if len(q) > maxQueryBytes {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("query over %d bytes", maxQueryBytes)})
+		return
+	}
+	k := 10
+	if v := r.URL.Query().Get("k"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "k must be a positive number"})
+			return
+		}
+		k = min(n, maxHits)
+	}
+	hits := []searchHit{}
+	for _, res := range h.opts.Set.Search(q, k) {
+		hit := searchHit{Name: res.Tool.Name, RemoteName: res.Tool.RemoteName, Score: res.Score}
+		if res.Tool.Server != nil {
+			hit.Server = res.Tool.Server.ID()
+		}
+		hits = append(hits, hit)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"query": q, "results": hits})
 }
 
 // callRequest is POST /api/call.

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 	"github.com/ttalk/mcpbridge/internal/serve"
 )
 
@@ -29,7 +30,7 @@ const fixtureURI = "ui://fixture/app.html"
 func fixtureServer(t *testing.T, csp map[string]any) string {
 	t.Helper()
 	var count atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "fixture", Version: "1.0.0"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "fixture", Version: "1.0.0"}, &mcp.ServerOptions{Instructions: "Greet people with greet.\n<script>alert(1)</script>"})
 	counter := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n := count.Add(1)
 		return &mcp.CallToolResult{
@@ -86,7 +87,7 @@ func startHost(t *testing.T, cfgs []bridge.ServerConfig) *serve.Host {
 	for _, c := range cfgs {
 		order = append(order, c.ID)
 	}
-	h, err := serve.Listen(serve.Options{Set: set, Order: order, Version: "test"})
+	h, err := serve.Listen(serve.Options{Set: set, Order: order, Version: "test", Tokens: tokens.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,15 @@ type Options struct {
 	// MaxResultBytes is the cap applied to what the model reads of an app-only tool's result
 	// (other tools use the Set's own). 0: results.DefaultMaxBytes.
 	MaxResultBytes int
+	// Tokens, when set, counts what each tool definition and each server's instructions
+	// cost (a *tokens.Counter); the page shows it. Nil: no counts.
+	Tokens TokenCounter
+}
+
+// TokenCounter counts model tokens (bridge/tokens.Counter is one).
+type TokenCounter interface {
+	Count(s string) int
+	Tool(t bridge.Tool) int
 }
 
 // Host serves the page and the sandbox on two loopback listeners.
@@ -204,6 +213,7 @@ func (h *Host) routes() http.Handler {
 	}
 	mux.HandleFunc("GET /api/servers", h.handleServers)
 	mux.HandleFunc("POST /api/call", h.handleCall)
+	mux.HandleFunc("GET /api/search", h.handleSearch)
 	mux.Handle("POST /api/proxy", h.proxyHandler())
 	return mux
 }

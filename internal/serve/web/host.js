@@ -71,11 +71,59 @@ async function api(path, body) {
 
 // ---- server list -------------------------------------------------------------------------
 
+let searchBox = null; // the search input and its hits, kept across renders
+let searchSeq = 0; // the latest search; older answers are dropped
+
+// renderSearch puts the search box at the top of the server list: it ranks the
+// model-visible tools with the Set's index, the search a model gets with deferred loading.
+function renderSearch(nav) {
+  if (!searchBox) {
+    const input = el("input", { type: "search", id: "search", placeholder: "Search tools as the model would", "aria-label": "Search tools", autocomplete: "off" });
+    const hits = el("ol", { class: "hits", id: "hits" });
+    let timer = null;
+    input.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => runSearch(input.value, hits), 150);
+    });
+    searchBox = el("div", { class: "search" }, input, hits);
+  }
+  nav.prepend(searchBox);
+}
+
+async function runSearch(q, hits) {
+  const seq = ++searchSeq;
+  if (!q.trim()) {
+    hits.replaceChildren();
+    return;
+  }
+  let res;
+  try {
+    res = await api("/api/search?k=8&q=" + encodeURIComponent(q));
+  } catch (e) {
+    if (seq === searchSeq) hits.replaceChildren(el("li", { class: "error", text: e.message }));
+    return;
+  }
+  if (seq !== searchSeq) return;
+  const items = [];
+  for (const h of res.results) {
+    const s = page.servers.find((x) => x.id === h.server);
+    const t = s && s.tools.find((x) => x.name === h.name);
+    if (!t) continue;
+    const b = el("button", { class: "tool", type: "button", "data-tool": t.remoteName },
+      el("code", { text: t.name }), el("span", { class: "muted", text: s.id }));
+    b.addEventListener("click", () => selectTool(s, t, b));
+    items.push(el("li", {}, b));
+  }
+  hits.replaceChildren(...(items.length ? items : [el("li", { class: "muted", text: "no tool matches" })]));
+}
+
 function renderServers() {
   const nav = document.getElementById("servers");
   nav.replaceChildren();
+  renderSearch(nav);
   let ok = 0;
   let tools = 0;
+  let tokens = 0;
   for (const s of page.servers) {
     if (s.status === "ok") ok++;
     const facts = [];
@@ -83,12 +131,22 @@ function renderServers() {
     if (s.serverName) facts.push(s.serverName + (s.serverVersion ? " " + s.serverVersion : ""));
     if (s.protocolVersion) facts.push("protocol " + s.protocolVersion);
     for (const t of s.timings || []) facts.push(`${t.phase} ${t.ms}ms`);
+    if (s.tokens) {
+      facts.push(`${s.tokens.toLocaleString("en")} tokens`);
+      tokens += s.tokens;
+    }
     const box = el("div", { class: "server", "data-server": s.id },
       el("h2", {}, el("span", { text: s.id }), el("span", { class: "badge " + s.status, text: s.status })),
       el("div", { class: "facts", text: facts.join(" · ") }));
     if (s.error) {
       box.append(el("div", { class: "error", text: `${s.error.phase}: ${s.error.message}` }));
       if (s.stderr) box.append(el("pre", { text: s.stderr }));
+    }
+    if (s.instructions) {
+      // The server's own words: shown as text, never as markup.
+      box.append(el("details", { class: "instructions" },
+        el("summary", { text: `instructions · ${(s.instructionsTokens || 0).toLocaleString("en")} tokens` }),
+        el("pre", { text: s.instructions })));
     }
     const probs = [];
     for (const r of s.renamed || []) probs.push(`renamed ${r.remote} → ${r.name}: ${r.reason}`);
@@ -101,7 +159,8 @@ function renderServers() {
       const b = el("button", { class: "tool", type: "button", "data-tool": t.remoteName, title: clip(tip, 300) },
         el("code", { text: t.appOnly ? t.remoteName : t.name }),
         t.uiResource ? el("span", { class: "badge app", text: "App" }) : null,
-        t.appOnly ? el("span", { class: "badge apponly", text: "app-only" }) : null);
+        t.appOnly ? el("span", { class: "badge apponly", text: "app-only" }) : null,
+        t.tokens ? el("span", { class: "tokens", text: `${t.tokens.toLocaleString("en")} tok` }) : null);
       b.addEventListener("click", () => selectTool(s, t, b));
       list.append(el("li", {}, b));
     }
@@ -109,7 +168,8 @@ function renderServers() {
     nav.append(box);
   }
   document.getElementById("summary").textContent =
-    `${page.servers.length} servers, ${ok} ok, ${tools} model-visible tools` + (page.version ? ` · ${page.version}` : "");
+    `${page.servers.length} servers, ${ok} ok, ${tools} model-visible tools` +
+    (tokens ? `, ${tokens.toLocaleString("en")} tokens of definitions` : "") + (page.version ? ` · ${page.version}` : "");
 }
 
 // ---- forms from schemas -------------------------------------------------------------------
