@@ -32,6 +32,9 @@ type Result struct {
 	// Err is nil on success. A tool's own failure is a *results.ToolError; invalid
 	// arguments wrap bridge.ErrInvalidArguments; an unknown tool wraps bridge.ErrUnknownTool.
 	Err error
+	// Loaded names the deferred tools a search call loaded (see Deferral), best first;
+	// nil for every other call.
+	Loaded []string
 }
 
 // ParseCall reads one tool call as the toolset's format delivers it (each Format constant
@@ -39,6 +42,11 @@ type Result struct {
 func (ts *Toolset) ParseCall(raw json.RawMessage) (Call, error) {
 	if len(raw) > maxCallBytes {
 		return Call{}, fmt.Errorf("tool call of %d bytes is over the %d-byte limit", len(raw), maxCallBytes)
+	}
+	if ts.deferral != nil {
+		if c, ok, err := ts.parseSearchCall(raw); ok {
+			return c, err
+		}
 	}
 	c, err := ts.api.parseCall(raw)
 	if err != nil {
@@ -54,6 +62,9 @@ func (ts *Toolset) ParseCall(raw json.RawMessage) (Call, error) {
 // Adapted.MapArguments), then the tool's Handler validates and runs them. Failures are in
 // Result.Err, and their text in Result.Text, for the model to read.
 func (ts *Toolset) Run(ctx context.Context, c Call) Result {
+	if ts.deferral != nil && ts.deferral.search != "" && c.Name == ts.deferral.search {
+		return ts.runSearch(c)
+	}
 	i, ok := ts.byName[c.Name]
 	if !ok {
 		err := fmt.Errorf("%w %q", bridge.ErrUnknownTool, c.Name)
@@ -86,6 +97,11 @@ func (ts *Toolset) Run(ctx context.Context, c Call) Result {
 // ResultMessage is r as the toolset's format takes it back (each Format constant says in
 // what shape).
 func (ts *Toolset) ResultMessage(r Result) json.RawMessage {
+	if ts.deferral != nil && ts.deferral.search != "" && r.Call.Name == ts.deferral.search {
+		if m := ts.searchResultMessage(r); m != nil {
+			return m
+		}
+	}
 	var b bytes.Buffer
 	ts.api.writeResult(&b, r)
 	return b.Bytes()

@@ -22,14 +22,18 @@ type Options struct {
 	// of "parametersJsonSchema". A tool whose schema cannot be expressed there is sent with
 	// an adapted "parametersJsonSchema" instead; its Report says why.
 	GeminiParameters bool
+	// Defer keeps tools out of the upfront list; the model finds them by searching (see
+	// Deferral). Nil sends every tool.
+	Defer *Deferral
 }
 
 // Toolset is a list of bridge tools in one model API's shape, and the way back: the model's
 // tool calls in, Handler calls, tool results out. Safe for concurrent use once built.
 type Toolset struct {
-	api    api
-	tools  []entry
-	byName map[string]int
+	api      api
+	tools    []entry
+	byName   map[string]int
+	deferral *deferral // nil unless Options.Defer
 }
 
 type entry struct {
@@ -79,6 +83,14 @@ func New(format Format, tools []bridge.Tool, opts *Options) (*Toolset, error) {
 		}
 		ts.byName[t.Name] = len(ts.tools)
 		ts.tools = append(ts.tools, e)
+	}
+	if o.Defer != nil {
+		df, err := newDeferral(format, *o.Defer, ts.tools)
+		if err != nil {
+			return nil, err
+		}
+		df.geminiParameters = o.GeminiParameters
+		ts.deferral = df
 	}
 	return ts, nil
 }
@@ -170,6 +182,9 @@ func (ts *Toolset) Len() int { return len(ts.tools) }
 
 // MarshalJSON gives the request's "tools" value in the toolset's format: a JSON array.
 func (ts *Toolset) MarshalJSON() ([]byte, error) {
+	if ts.deferral != nil {
+		return ts.marshalDeferred(false, nil)
+	}
 	var b bytes.Buffer
 	if err := ts.api.writeTools(&b, ts.tools); err != nil {
 		return nil, err
