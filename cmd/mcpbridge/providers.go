@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/ttalk/mcpbridge/bridge"
-	"github.com/ttalk/mcpbridge/bridge/tokens"
 	"github.com/ttalk/mcpbridge/bridge/provider"
+	"github.com/ttalk/mcpbridge/bridge/tokens"
 )
 
 // Provider lint in probe: per target (a model API field), which tools it rejects as the
