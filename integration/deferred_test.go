@@ -270,3 +270,14 @@ func logUpfront(t *testing.T, name string, tools bridge.Tools, holdToTarget bool
 	}
 	t.Logf("upfront tokens (o200k_base):\n%s", b.String())
 }
+
+// TestUpfrontTokensIntegration measures the npm servers of the suite the same way
+// (BENCHMARKS.md). With few tools the search tool's own cost weighs more, so no target.
+func TestUpfrontTokensIntegration(t *testing.T) {
+	list, servers := dialSuite(t)
+	var all bridge.Tools
+	for _, is := range list {
+		all = append(all, servers[is.id].Tools()...)
+	}
+	logUpfront(t, "integration servers", all, false)
+}

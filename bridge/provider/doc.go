@@ -57,6 +57,40 @@
 // integration/ (captured in testdata/servers) and for hand-written hard cases, and checks
 // that each adapted schema accepts them and that the mapping back restores them.
 //
+// # Deferred loading
+//
+// Hundreds of tools cost a model tens of thousands of tokens on every turn. With
+// Options.Defer the model starts with a search instead and loads what it needs, each API
+// its own way (after the vendors' documentation):
+//
+//	ts, err := provider.New(format, set.Tools(), &provider.Options{Defer: &provider.Deferral{}})
+//	conv := ts.Conversation()          // per conversation
+//	req.Tools = conv                   // json.Marshal(conv): this turn's tools
+//	out, err := conv.Handle(ctx, call) // tool calls and search calls alike
+//
+//   - OpenAI Responses: the deferred functions of each server go into one
+//     {"type":"namespace"} (named after the server, described by the first paragraph of its
+//     instructions, or its name, and its tool names) with "defer_loading": true, plus
+//     {"type":"tool_search"}: hosted (SearchHosted), or "execution":"client" (the default),
+//     whose tool_search_call items Handle answers with a tool_search_output item holding the
+//     namespaces and functions the index found. Calls arrive as function_call items with a
+//     "namespace"; ParseCall reads them as any call.
+//   - Anthropic: deferred tools carry "defer_loading": true, plus Anthropic's tool search tool
+//     (tool_search_tool_bm25_20251119 with SearchHosted, tool_search_tool_regex_20251119 with
+//     SearchRegex) or, by default, a search_tools tool whose tool_result holds tool_reference
+//     blocks naming what the index found.
+//   - Chat Completions and Gemini have no deferral: deferred tools are left out and a
+//     search_tools function returns the found tools' definitions as text (Result.Loaded names
+//     them). A Conversation remembers them and adds them to the next request's tools.
+//
+// What stays loaded: Deferral.Load globs, then Deferral.Defer globs, then the server's
+// ServerConfig.Defer (servers.yaml "defer: true|false"), then the automatic threshold
+// (MaxTools, MaxTokens). Run and Handle call deferred tools exactly as loaded ones. The
+// client-side search is the bridge's own index (package bridge/toolsearch) over the deferred
+// tools: names, descriptions, parameters, servers and their instructions. Toolset.Upfront is
+// what the model reads before it searches; for the 450 tools of the compatibility sweep that
+// is 1.3 to 3 % of the whole list (BENCHMARKS.md).
+//
 // # Lint
 //
 // Lint and LintSchema report what a Target rejects, by rule (see Rules: each has an ID,

@@ -159,3 +159,29 @@ func ExampleLintSchema() {
 	// gemini-parameters: gemini-type-list at /properties/mode: ["string","null"]
 	// gemini-parameters after adapting: 1 left
 }
+
+// Deferred loading with Anthropic: the forecast tool is sent with "defer_loading": true and
+// a search_tools tool is added; the model's search is answered with a tool_reference block,
+// after which the model calls forecast like any tool.
+func Example_deferred() {
+	server := weatherServer()
+	defer server.Close()
+	ts, err := provider.New(provider.FormatAnthropic, server.Tools(), &provider.Options{Defer: &provider.Deferral{}})
+	if err != nil {
+		panic(err)
+	}
+	tools, _ := json.Marshal(ts)
+	var list []struct {
+		Name         string `json:"name"`
+		DeferLoading bool   `json:"defer_loading"`
+	}
+	_ = json.Unmarshal(tools, &list)
+	fmt.Println(list)
+
+	search := `{"type":"tool_use","id":"toolu_1","name":"search_tools","input":{"query":"weather tomorrow"}}`
+	out, _ := ts.Handle(context.Background(), json.RawMessage(search))
+	fmt.Println(string(out))
+	// Output:
+	// [{forecast true} {search_tools false}]
+	// {"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"tool_reference","tool_name":"forecast"}]}
+}

@@ -179,16 +179,16 @@ func terms(dst []string, s string, whole func(term string) bool) []string {
 
 // phrase returns the one term two consecutive words stand for, or "".
 func phrase(a, b string) string {
-	switch a + " " + b {
-	case "log in", "logged in", "sign in", "signed in":
+	switch {
+	case b == "in" && (a == "log" || a == "logged" || a == "sign" || a == "signed"):
 		return "login"
-	case "how many":
+	case a == "how" && b == "many":
 		return "count"
-	case "roll back", "rolled back":
+	case b == "back" && (a == "roll" || a == "rolled"):
 		return "rollback"
-	case "set up":
+	case a == "set" && b == "up":
 		return "setup"
-	case "look up":
+	case a == "look" && b == "up":
 		return "lookup"
 	}
 	return ""

@@ -143,6 +143,16 @@ func New(docs []Document) *Index {
 	all := make([]fieldTerms, len(docs))
 	serverID := map[string]int{}
 	ix.server = make([]int, len(docs))
+	// Every tool of a server has its server's name and instructions: split each text once.
+	split := map[string][]string{}
+	shared := func(text string) []string {
+		ts, ok := split[text]
+		if !ok {
+			ts = terms(nil, bound(text), nil)
+			split[text] = ts
+		}
+		return ts
+	}
 	var total [numFields]float64
 	for i, d := range docs {
 		ix.names[i] = d.Name
@@ -159,14 +169,14 @@ func New(docs []Document) *Index {
 			pd = terms(pd, bound(p.Description), nil)
 		}
 		ft[fieldParamName], ft[fieldParamDescription] = pn, pd
-		ft[fieldServer] = terms(nil, bound(d.Server), nil)
+		ft[fieldServer] = shared(d.Server)
 		id, ok := serverID[d.Server]
 		if !ok {
 			id = len(serverID)
 			serverID[d.Server] = id
 		}
 		ix.server[i] = id
-		ft[fieldInstructions] = terms(nil, bound(d.Instructions), nil)
+		ft[fieldInstructions] = shared(d.Instructions)
 		for f := range numFields {
 			total[f] += float64(len(ft[f]))
 		}
