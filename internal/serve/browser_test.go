@@ -80,4 +80,15 @@ func TestBrowserFixture(t *testing.T) {
 	// Closing sends ui/resource-teardown and waits for the View's answer.
 	browsertest.Do(t, ctx, "close", chromedp.Click(chromedp.CSS(`.app-view header button`)))
 	browsertest.Poll(t, ctx, "closed after the View's answer", `document.querySelector(".app-view") === null && document.querySelector(".app-closed").textContent.includes("acknowledged")`)
+
+	// The search box ranks the tools with the Set's index; token costs and the server's
+	// instructions are shown, the instructions as text.
+	browsertest.Do(t, ctx, "search", chromedp.SendKeys(chromedp.CSS(`#search`), "say hello to someone"))
+	browsertest.Poll(t, ctx, "search hit", `document.querySelector("#hits li button code")?.textContent === "greet"`)
+	browsertest.Poll(t, ctx, "token counts", `document.querySelector(".tool .tokens") !== null && document.querySelector("#summary").textContent.includes("tokens of definitions")`)
+	if !browsertest.Eval[bool](t, ctx, `document.querySelector(".instructions pre").textContent.includes("<script>alert(1)</script>") && document.querySelectorAll(".instructions script").length === 0`) {
+		t.Error("the server's instructions are not shown as text")
+	}
+	browsertest.Do(t, ctx, "pick the hit", chromedp.Click(chromedp.CSS(`#hits li button`)))
+	browsertest.Poll(t, ctx, "hit opens the tool", `document.querySelector("h2 code")?.textContent === "greet"`)
 }
