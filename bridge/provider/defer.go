@@ -87,21 +87,15 @@ type namespace struct {
 }
 
 // newDeferral decides which entries are deferred and builds the index over them.
-func newDeferral(format Format, d Deferral, entries []entry) (*deferral, error) {
-	switch d.Search {
-	case "":
+func newDeferral(a api, d Deferral, entries []entry) (*deferral, error) {
+	if d.Search == "" {
 		d.Search = SearchClient
-	case SearchClient:
-	case SearchHosted:
-		if format != FormatOpenAIResponses && format != FormatAnthropic {
-			return nil, fmt.Errorf("%s has no hosted tool search; use SearchClient", format)
-		}
-	case SearchRegex:
-		if format != FormatAnthropic {
-			return nil, fmt.Errorf("regex tool search is Anthropic's; %s has none", format)
-		}
-	default:
+	}
+	switch {
+	case d.Search != SearchClient && d.Search != SearchHosted && d.Search != SearchRegex:
 		return nil, fmt.Errorf("unknown search mode %q (want client, hosted or regex)", d.Search)
+	case !a.searches(d.Search):
+		return nil, fmt.Errorf("%s has no %s tool search; use SearchClient", a.format(), d.Search)
 	}
 	if d.Results <= 0 {
 		d.Results = defaultResults
@@ -115,8 +109,8 @@ func newDeferral(format Format, d Deferral, entries []entry) (*deferral, error) 
 	df := &deferral{opts: d, deferred: make([]bool, len(entries)), entryOf: map[string]int{}, nsOf: map[string]int{}}
 	if d.Search == SearchClient {
 		df.search = searchToolName
-		if format == FormatOpenAIResponses {
-			df.search = "tool_search"
+		if a.format() == FormatOpenAIResponses {
+			df.search = "tool_search" // the API's own tool, executed by the client
 		}
 	}
 	over := overThreshold(d, entries)
@@ -356,9 +350,9 @@ func (df *deferral) find(a searchArgs) []int {
 }
 
 // searchDescription is the client search tool's description: what it does and, per
-// server, what can be found there (for Chat Completions, Gemini and Anthropic, all the model
-// knows of the deferred tools; OpenAI Responses shows the namespaces themselves).
-func (df *deferral) searchDescription(format Format) string {
+// server, what can be found there (all the model knows of the deferred tools), unless the
+// API shows namespaces of its own (OpenAI Responses).
+func (df *deferral) searchDescription(namespaces bool) string {
 	var b strings.Builder
 	n := 0
 	for _, ns := range df.spaces {
@@ -367,7 +361,7 @@ func (df *deferral) searchDescription(format Format) string {
 	fmt.Fprintf(&b, "Find tools that are not loaded yet: %d more tools are available through this search. "+
 		"Describe the task in a few words (\"create a GitHub issue\", \"list Kubernetes pods\"); the best matches "+
 		"(up to %d) become callable right away, with their parameters. Search again with other words if none fits.", n, df.opts.Results)
-	if len(df.spaces) > 0 && format != FormatOpenAIResponses {
+	if len(df.spaces) > 0 && !namespaces {
 		b.WriteString("\nServers:")
 		for _, ns := range df.spaces {
 			fmt.Fprintf(&b, "\n- %s: %s", ns.name, cutText(ns.description, maxNamespaceDescription))
@@ -412,4 +406,15 @@ func foundText(entries []entry, found []int) string {
 		b.WriteString("}")
 	}
 	return b.String()
+}
+
+// entries maps tool names to their entries, skipping unknown names.
+func (df *deferral) entries(names []string) []int {
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		if i, ok := df.entryOf[n]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
 }

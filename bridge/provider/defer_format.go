@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -21,101 +21,313 @@ import (
 //     search_tools function returns the matches' definitions as text; a Conversation adds
 //     them to the next request's tools.
 
-// marshalDeferred writes the request's "tools" with deferred loading. upfront leaves out
-// what the model does not read before it searches (Anthropic's deferred tools, the functions
-// inside OpenAI namespaces), for measuring; extra are deferred entries a Conversation loaded.
-func (ts *Toolset) marshalDeferred(upfront bool, extra []bool) ([]byte, error) {
-	df := ts.deferral
-	var b bytes.Buffer
-	var items [][]byte // the array's elements
-	add := func(e entry, deferLoading bool) error {
-		obj, err := ts.entryJSON(e)
-		if err != nil {
-			return err
+// marshalDeferred writes the request's "tools" with deferred loading (see api.writeDeferred).
+func (ts *Toolset) marshalDeferred(upfront bool, loaded []bool) ([]byte, error) {
+	return ts.api.writeDeferred(ts, upfront, loaded)
+}
+
+// parseSearchCall reads a search call that is not an ordinary tool call.
+func (ts *Toolset) parseSearchCall(raw json.RawMessage) (Call, bool, error) {
+	return ts.api.parseSearch(ts.deferral, raw)
+}
+
+// searchResultMessage writes a search result in the API's own shape, or nil.
+func (ts *Toolset) searchResultMessage(r Result) json.RawMessage {
+	return ts.api.writeSearchResult(ts, r)
+}
+
+// runSearch answers a client search call: the deferred tools it loads go in Result.Loaded.
+func (ts *Toolset) runSearch(c Call) Result {
+	a, err := parseSearchArgs(c.Arguments)
+	if err != nil {
+		return Result{Call: c, Text: "error: " + err.Error(), Err: err}
+	}
+	found := ts.deferral.find(a)
+	r := Result{Call: c, Text: foundText(ts.tools, found)}
+	for _, i := range found {
+		r.Loaded = append(r.Loaded, ts.tools[i].tool.Name)
+	}
+	return r
+}
+
+// OpenAI Chat Completions: no deferral of its own.
+
+func (openAIChat) searches(m SearchMode) bool { return m == SearchClient }
+
+func (a openAIChat) writeDeferred(ts *Toolset, _ bool, loaded []bool) ([]byte, error) {
+	return writeLoadedAndSearch(a, ts, loaded, func(arr, fn []byte) []byte { return appendToArray(arr, fn) })
+}
+
+func (openAIChat) searchTool(df *deferral) []byte {
+	var o bytes.Buffer
+	o.WriteString(`{"type":"function","function":{`)
+	writeMember(&o, "name", df.search)
+	o.WriteByte(',')
+	writeMember(&o, "description", df.searchDescription(false))
+	o.WriteString(`,"parameters":` + searchSchema + `}}`)
+	return o.Bytes()
+}
+
+func (openAIChat) parseSearch(*deferral, json.RawMessage) (Call, bool, error) {
+	return Call{}, false, nil
+}
+
+func (openAIChat) writeSearchResult(*Toolset, Result) json.RawMessage { return nil }
+
+// Gemini: no deferral of its own.
+
+func (geminiContent) searches(m SearchMode) bool { return m == SearchClient }
+
+func (a geminiContent) writeDeferred(ts *Toolset, _ bool, loaded []bool) ([]byte, error) {
+	return writeLoadedAndSearch(a, ts, loaded, func(arr, fn []byte) []byte {
+		if string(arr) == "[]" { // no tool loaded: one Tool with the search function
+			return append(append([]byte(`[{"functionDeclarations":[`), fn...), "]}]"...)
 		}
-		if deferLoading {
+		out := append(slicesClone(arr[:len(arr)-3]), ',') // [{"functionDeclarations":[…]}]
+		return append(append(out, fn...), "]}]"...)
+	})
+}
+
+func (geminiContent) searchTool(df *deferral) []byte {
+	var o bytes.Buffer
+	o.WriteByte('{')
+	writeMember(&o, "name", df.search)
+	o.WriteByte(',')
+	writeMember(&o, "description", df.searchDescription(false))
+	field := "parametersJsonSchema"
+	if df.geminiParameters {
+		field = "parameters"
+	}
+	o.WriteString(`,"` + field + `":` + searchSchema + `}`)
+	return o.Bytes()
+}
+
+func (geminiContent) parseSearch(*deferral, json.RawMessage) (Call, bool, error) {
+	return Call{}, false, nil
+}
+
+func (geminiContent) writeSearchResult(*Toolset, Result) json.RawMessage { return nil }
+
+// writeLoadedAndSearch writes the loaded entries (not deferred, or loaded by a
+// Conversation) in a's envelope and adds the search function with add.
+func writeLoadedAndSearch(a api, ts *Toolset, loaded []bool, add func(arr, fn []byte) []byte) ([]byte, error) {
+	var send []entry
+	for i, e := range ts.tools {
+		if !ts.deferral.deferred[i] || i < len(loaded) && loaded[i] {
+			send = append(send, e)
+		}
+	}
+	var arr bytes.Buffer
+	if err := a.writeTools(&arr, send); err != nil {
+		return nil, err
+	}
+	return add(bytes.TrimSpace(arr.Bytes()), a.searchTool(ts.deferral)), nil
+}
+
+// appendToArray adds one element to a JSON array.
+func appendToArray(arr, elem []byte) []byte {
+	out := slicesClone(arr[:len(arr)-1])
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	return append(append(out, elem...), ']')
+}
+
+// OpenAI Responses: namespaces with deferred functions, and tool_search.
+
+func (openAIResponses) searches(m SearchMode) bool { return m == SearchClient || m == SearchHosted }
+
+func (a openAIResponses) writeDeferred(ts *Toolset, upfront bool, _ []bool) ([]byte, error) {
+	df := ts.deferral
+	var items [][]byte
+	for i, e := range ts.tools {
+		if !df.deferred[i] {
+			obj, err := entryJSON(a, e)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, obj)
+		}
+	}
+	for _, ns := range df.spaces {
+		if ns.server == "" { // tools without a server: deferred functions of their own
+			for _, i := range ns.entries {
+				if upfront { // the model reads a deferred function's name and description
+					items = append(items, nameOnly(`{"type":"function",`, ts.tools[i]))
+					continue
+				}
+				obj, err := entryJSON(a, ts.tools[i])
+				if err != nil {
+					return nil, err
+				}
+				items = append(items, withMember(obj, `"defer_loading":true`))
+			}
+			continue
+		}
+		var funcs [][]byte
+		if !upfront { // the model reads a namespace's name and description only
+			for _, i := range ns.entries {
+				obj, err := entryJSON(a, ts.tools[i])
+				if err != nil {
+					return nil, err
+				}
+				funcs = append(funcs, withMember(obj, `"defer_loading":true`))
+			}
+		}
+		items = append(items, namespaceJSON(ns, funcs, !upfront))
+	}
+	items = append(items, a.searchTool(df))
+	return joinArray(items), nil
+}
+
+func (openAIResponses) searchTool(df *deferral) []byte {
+	if df.opts.Search == SearchHosted {
+		return []byte(`{"type":"tool_search"}`)
+	}
+	var o bytes.Buffer
+	o.WriteString(`{"type":"tool_search","execution":"client",`)
+	writeMember(&o, "description", df.searchDescription(true))
+	o.WriteString(`,"parameters":` + openAISearchSchema + `}`)
+	return o.Bytes()
+}
+
+// parseSearch reads a tool_search_call item. A server-executed one has nothing to answer.
+func (openAIResponses) parseSearch(df *deferral, raw json.RawMessage) (Call, bool, error) {
+	var m struct {
+		Type      string          `json:"type"`
+		CallID    string          `json:"call_id"`
+		Execution string          `json:"execution"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Type != "tool_search_call" {
+		return Call{}, false, nil
+	}
+	if m.Execution == "server" || df.search == "" {
+		return Call{}, true, errors.New("openai-responses tool_search_call: executed by the server; nothing to answer")
+	}
+	return Call{ID: m.CallID, Name: df.search, Arguments: m.Arguments}, true, nil
+}
+
+// writeSearchResult is a tool_search_output item: the found functions, in their servers'
+// namespaces.
+func (a openAIResponses) writeSearchResult(ts *Toolset, r Result) json.RawMessage {
+	df := ts.deferral
+	found := df.entries(r.Loaded)
+	var items [][]byte
+	for _, ns := range df.spaces {
+		var funcs [][]byte
+		for _, i := range found {
+			if !slices.Contains(ns.entries, i) {
+				continue
+			}
+			if obj, err := entryJSON(a, ts.tools[i]); err == nil {
+				funcs = append(funcs, obj)
+			}
+		}
+		switch {
+		case len(funcs) == 0:
+		case ns.server == "":
+			items = append(items, funcs...)
+		default:
+			items = append(items, namespaceJSON(ns, funcs, true))
+		}
+	}
+	var o bytes.Buffer
+	o.WriteString(`{"type":"tool_search_output",`)
+	writeMember(&o, "call_id", r.Call.ID)
+	o.WriteString(`,"execution":"client","status":"completed","tools":`)
+	o.Write(joinArray(items))
+	o.WriteByte('}')
+	return o.Bytes()
+}
+
+// namespaceJSON is a {"type":"namespace"} tool, with funcs when withTools.
+func namespaceJSON(ns namespace, funcs [][]byte, withTools bool) []byte {
+	var o bytes.Buffer
+	o.WriteString(`{"type":"namespace",`)
+	writeMember(&o, "name", ns.name)
+	o.WriteByte(',')
+	writeMember(&o, "description", ns.description)
+	if withTools {
+		o.WriteString(`,"tools":`)
+		o.Write(joinArray(funcs))
+	}
+	o.WriteByte('}')
+	return o.Bytes()
+}
+
+// Anthropic: defer_loading, and a tool search tool.
+
+func (anthropicMessages) searches(SearchMode) bool { return true }
+
+func (a anthropicMessages) writeDeferred(ts *Toolset, upfront bool, _ []bool) ([]byte, error) {
+	df := ts.deferral
+	var items [][]byte
+	for i, e := range ts.tools {
+		if df.deferred[i] && upfront { // deferred tools are not in the prompt
+			continue
+		}
+		obj, err := entryJSON(a, e)
+		if err != nil {
+			return nil, err
+		}
+		if df.deferred[i] {
 			obj = withMember(obj, `"defer_loading":true`)
 		}
 		items = append(items, obj)
-		return nil
 	}
-	format := ts.Format()
-	switch format {
-	case FormatOpenAIResponses:
-		for i, e := range ts.tools {
-			if !df.deferred[i] {
-				if err := add(e, false); err != nil {
-					return nil, err
-				}
-			}
-		}
-		for _, ns := range df.spaces {
-			if ns.server == "" { // tools without a server: deferred functions of their own
-				for _, i := range ns.entries {
-					if upfront {
-						items = append(items, nameOnly(`{"type":"function",`, ts.tools[i]))
-					} else if err := add(ts.tools[i], true); err != nil {
-						return nil, err
-					}
-				}
-				continue
-			}
-			var o bytes.Buffer
-			o.WriteString(`{"type":"namespace",`)
-			writeMember(&o, "name", ns.name)
-			o.WriteByte(',')
-			writeMember(&o, "description", ns.description)
-			if !upfront {
-				o.WriteString(`,"tools":[`)
-				for k, i := range ns.entries {
-					if k > 0 {
-						o.WriteByte(',')
-					}
-					obj, err := ts.entryJSON(ts.tools[i])
-					if err != nil {
-						return nil, err
-					}
-					o.Write(withMember(obj, `"defer_loading":true`))
-				}
-				o.WriteByte(']')
-			}
-			o.WriteByte('}')
-			items = append(items, o.Bytes())
-		}
-		items = append(items, df.searchToolJSON(format))
-	case FormatAnthropic:
-		for i, e := range ts.tools {
-			if df.deferred[i] && upfront {
-				continue
-			}
-			if err := add(e, df.deferred[i]); err != nil {
-				return nil, err
-			}
-		}
-		items = append(items, df.searchToolJSON(format))
-	default: // Chat Completions, Gemini: only what is loaded, and the search function
-		var loaded []entry
-		for i, e := range ts.tools {
-			if !df.deferred[i] || i < len(extra) && extra[i] {
-				loaded = append(loaded, e)
-			}
-		}
-		var arr bytes.Buffer
-		if err := ts.api.writeTools(&arr, loaded); err != nil {
-			return nil, err
-		}
-		return spliceLast(arr.Bytes(), format, df.searchToolJSON(format)), nil
-	}
-	b.WriteByte('[')
-	b.Write(bytes.Join(items, []byte(",")))
-	b.WriteByte(']')
-	return b.Bytes(), nil
+	items = append(items, a.searchTool(df))
+	return joinArray(items), nil
 }
 
-// entryJSON is one entry as the format's tools array holds it (not Gemini's).
-func (ts *Toolset) entryJSON(e entry) ([]byte, error) {
+func (anthropicMessages) searchTool(df *deferral) []byte {
+	switch df.opts.Search {
+	case SearchHosted:
+		return []byte(`{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}`)
+	case SearchRegex:
+		return []byte(`{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}`)
+	}
+	var o bytes.Buffer
+	o.WriteByte('{')
+	writeMember(&o, "name", df.search)
+	o.WriteByte(',')
+	writeMember(&o, "description", df.searchDescription(false))
+	o.WriteString(`,"input_schema":` + searchSchema + `}`)
+	return o.Bytes()
+}
+
+func (anthropicMessages) parseSearch(*deferral, json.RawMessage) (Call, bool, error) {
+	return Call{}, false, nil // search_tools arrives as an ordinary tool_use
+}
+
+// writeSearchResult is a tool_result whose content is one tool_reference block per found
+// tool; without any, the ordinary text result says so.
+func (anthropicMessages) writeSearchResult(ts *Toolset, r Result) json.RawMessage {
+	found := ts.deferral.entries(r.Loaded)
+	if r.Err != nil || len(found) == 0 {
+		return nil
+	}
+	refs := make([][]byte, len(found))
+	for k, i := range found {
+		var o bytes.Buffer
+		o.WriteString(`{"type":"tool_reference",`)
+		writeMember(&o, "tool_name", ts.tools[i].tool.Name)
+		o.WriteByte('}')
+		refs[k] = o.Bytes()
+	}
+	var o bytes.Buffer
+	o.WriteString(`{"type":"tool_result",`)
+	writeMember(&o, "tool_use_id", r.Call.ID)
+	o.WriteString(`,"content":`)
+	o.Write(joinArray(refs))
+	o.WriteByte('}')
+	return o.Bytes()
+}
+
+// entryJSON is one entry as a's tools array holds it (one element; not Gemini's).
+func entryJSON(a api, e entry) ([]byte, error) {
 	var arr bytes.Buffer
-	if err := ts.api.writeTools(&arr, []entry{e}); err != nil {
+	if err := a.writeTools(&arr, []entry{e}); err != nil {
 		return nil, err
 	}
 	out := bytes.TrimSpace(arr.Bytes())
@@ -124,13 +336,20 @@ func (ts *Toolset) entryJSON(e entry) ([]byte, error) {
 
 // withMember adds a member to the end of a JSON object.
 func withMember(obj []byte, member string) []byte {
-	out := bytes.TrimSuffix(bytes.TrimSpace(obj), []byte("}"))
-	out = append(slicesClone(out), ',')
+	out := slicesClone(bytes.TrimSuffix(bytes.TrimSpace(obj), []byte("}")))
+	out = append(out, ',')
 	out = append(out, member...)
 	return append(out, '}')
 }
 
 func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// joinArray writes items as a JSON array.
+func joinArray(items [][]byte) []byte {
+	out := []byte{'['}
+	out = append(out, bytes.Join(items, []byte(","))...)
+	return append(out, ']')
+}
 
 // nameOnly is a function as the model sees it before loading it: prefix, name, description.
 func nameOnly(prefix string, e entry) []byte {
@@ -143,206 +362,10 @@ func nameOnly(prefix string, e entry) []byte {
 	return o.Bytes()
 }
 
-// spliceLast adds one function to a Chat Completions or Gemini tools array.
-func spliceLast(arr []byte, format Format, fn []byte) []byte {
-	arr = bytes.TrimSpace(arr)
-	var out []byte
-	if format == FormatGemini {
-		if string(arr) == "[]" {
-			out = append([]byte(`[{"functionDeclarations":[`), fn...)
-			return append(out, "]}]"...)
-		}
-		out = append(slicesClone(arr[:len(arr)-3]), ',') // ...]}]
-		out = append(out, fn...)
-		return append(out, "]}]"...)
-	}
-	out = slicesClone(arr[:len(arr)-1])
-	if len(out) > 1 {
-		out = append(out, ',')
-	}
-	out = append(out, fn...)
-	return append(out, ']')
-}
-
-// searchToolJSON is the search tool in format's shape.
-func (df *deferral) searchToolJSON(format Format) []byte {
-	var o bytes.Buffer
-	desc := df.searchDescription(format)
-	switch format {
-	case FormatOpenAIResponses:
-		if df.opts.Search == SearchHosted {
-			return []byte(`{"type":"tool_search"}`)
-		}
-		o.WriteString(`{"type":"tool_search","execution":"client",`)
-		writeMember(&o, "description", desc)
-		o.WriteString(`,"parameters":` + openAISearchSchema + `}`)
-	case FormatAnthropic:
-		switch df.opts.Search {
-		case SearchHosted:
-			return []byte(`{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}`)
-		case SearchRegex:
-			return []byte(`{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}`)
-		}
-		o.WriteByte('{')
-		writeMember(&o, "name", df.search)
-		o.WriteByte(',')
-		writeMember(&o, "description", desc)
-		o.WriteString(`,"input_schema":` + searchSchema + `}`)
-	case FormatGemini:
-		o.WriteByte('{')
-		writeMember(&o, "name", df.search)
-		o.WriteByte(',')
-		writeMember(&o, "description", desc)
-		field := "parametersJsonSchema"
-		if df.geminiParameters {
-			field = "parameters"
-		}
-		o.WriteString(`,"` + field + `":` + searchSchema + `}`)
-	default:
-		o.WriteString(`{"type":"function","function":{`)
-		writeMember(&o, "name", df.search)
-		o.WriteByte(',')
-		writeMember(&o, "description", desc)
-		o.WriteString(`,"parameters":` + searchSchema + `}}`)
-	}
-	return o.Bytes()
-}
-
 func writeMember(b *bytes.Buffer, k, v string) {
 	encodeString(b, k)
 	b.WriteByte(':')
 	encodeString(b, v)
-}
-
-// parseSearchCall reads an OpenAI Responses tool_search_call item; ok is false for
-// anything else (other formats' search calls are ordinary tool calls).
-func (ts *Toolset) parseSearchCall(raw json.RawMessage) (c Call, ok bool, err error) {
-	if ts.Format() != FormatOpenAIResponses {
-		return Call{}, false, nil
-	}
-	var m struct {
-		Type      string          `json:"type"`
-		CallID    string          `json:"call_id"`
-		Execution string          `json:"execution"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(raw, &m) != nil || m.Type != "tool_search_call" {
-		return Call{}, false, nil
-	}
-	if m.Execution == "server" || ts.deferral.search == "" {
-		return Call{}, true, errors.New("openai-responses tool_search_call: executed by the server; nothing to answer")
-	}
-	return Call{ID: m.CallID, Name: ts.deferral.search, Arguments: m.Arguments}, true, nil
-}
-
-// runSearch answers a client search call: the deferred tools it loads go in Result.Loaded.
-func (ts *Toolset) runSearch(c Call) Result {
-	a, err := parseSearchArgs(c.Arguments)
-	if err != nil {
-		return Result{Call: c, Text: "error: " + err.Error(), Err: fmt.Errorf("%w", err)}
-	}
-	found := ts.deferral.find(a)
-	r := Result{Call: c, Text: foundText(ts.tools, found)}
-	for _, i := range found {
-		r.Loaded = append(r.Loaded, ts.tools[i].tool.Name)
-	}
-	return r
-}
-
-// searchResultMessage writes a search result where the format has its own shape (OpenAI
-// Responses' tool_search_output, Anthropic's tool_reference blocks); nil: the ordinary
-// result message carries Result.Text.
-func (ts *Toolset) searchResultMessage(r Result) json.RawMessage {
-	df := ts.deferral
-	found := make([]int, 0, len(r.Loaded))
-	for _, n := range r.Loaded {
-		if i, ok := df.entryOf[n]; ok {
-			found = append(found, i)
-		}
-	}
-	var o bytes.Buffer
-	switch ts.Format() {
-	case FormatOpenAIResponses:
-		o.WriteString(`{"type":"tool_search_output",`)
-		writeMember(&o, "call_id", r.Call.ID)
-		o.WriteString(`,"execution":"client","status":"completed","tools":[`)
-		first := true
-		comma := func() {
-			if !first {
-				o.WriteByte(',')
-			}
-			first = false
-		}
-		for _, ns := range df.spaces {
-			var mine []int
-			for _, i := range found {
-				if slicesContains(ns.entries, i) {
-					mine = append(mine, i)
-				}
-			}
-			if len(mine) == 0 {
-				continue
-			}
-			if ns.server == "" {
-				for _, i := range mine {
-					obj, err := ts.entryJSON(ts.tools[i])
-					if err == nil {
-						comma()
-						o.Write(obj)
-					}
-				}
-				continue
-			}
-			comma()
-			o.WriteString(`{"type":"namespace",`)
-			writeMember(&o, "name", ns.name)
-			o.WriteByte(',')
-			writeMember(&o, "description", ns.description)
-			o.WriteString(`,"tools":[`)
-			n := 0
-			for _, i := range mine {
-				obj, err := ts.entryJSON(ts.tools[i])
-				if err != nil {
-					continue
-				}
-				if n > 0 {
-					o.WriteByte(',')
-				}
-				o.Write(obj)
-				n++
-			}
-			o.WriteString("]}")
-		}
-		o.WriteString("]}")
-		return o.Bytes()
-	case FormatAnthropic:
-		if r.Err != nil || len(found) == 0 {
-			return nil
-		}
-		o.WriteString(`{"type":"tool_result",`)
-		writeMember(&o, "tool_use_id", r.Call.ID)
-		o.WriteString(`,"content":[`)
-		for k, i := range found {
-			if k > 0 {
-				o.WriteByte(',')
-			}
-			o.WriteString(`{"type":"tool_reference",`)
-			writeMember(&o, "tool_name", ts.tools[i].tool.Name)
-			o.WriteByte('}')
-		}
-		o.WriteString("]}")
-		return o.Bytes()
-	}
-	return nil
-}
-
-func slicesContains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Conversation is one conversation's view of a deferred Toolset: Chat Completions and

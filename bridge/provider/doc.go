@@ -63,25 +63,25 @@
 // Options.Defer the model starts with a search instead and loads what it needs, each API
 // its own way (after the vendors' documentation):
 //
-//	ts, err := provider.New(format, set.Tools(), &provider.Options{Defer: &provider.Deferral{}})
-//	conv := ts.Conversation()          // per conversation
-//	req.Tools = conv                   // json.Marshal(conv): this turn's tools
-//	out, err := conv.Handle(ctx, call) // tool calls and search calls alike
+//		ts, err := provider.New(format, set.Tools(), &provider.Options{Defer: &provider.Deferral{}})
+//		conv := ts.Conversation()          // per conversation
+//		req.Tools = conv                   // json.Marshal(conv): this turn's tools
+//		out, err := conv.Handle(ctx, call) // tool calls and search calls alike
 //
-//   - OpenAI Responses: the deferred functions of each server go into one
-//     {"type":"namespace"} (named after the server, described by the first paragraph of its
-//     instructions, or its name, and its tool names) with "defer_loading": true, plus
-//     {"type":"tool_search"}: hosted (SearchHosted), or "execution":"client" (the default),
-//     whose tool_search_call items Handle answers with a tool_search_output item holding the
-//     namespaces and functions the index found. Calls arrive as function_call items with a
-//     "namespace"; ParseCall reads them as any call.
-//   - Anthropic: deferred tools carry "defer_loading": true, plus Anthropic's tool search tool
-//     (tool_search_tool_bm25_20251119 with SearchHosted, tool_search_tool_regex_20251119 with
-//     SearchRegex) or, by default, a search_tools tool whose tool_result holds tool_reference
-//     blocks naming what the index found.
-//   - Chat Completions and Gemini have no deferral: deferred tools are left out and a
-//     search_tools function returns the found tools' definitions as text (Result.Loaded names
-//     them). A Conversation remembers them and adds them to the next request's tools.
+//	  - OpenAI Responses: the deferred functions of each server go into one
+//	    {"type":"namespace"} (named after the server, described by the first paragraph of its
+//	    instructions, or its name, and its tool names) with "defer_loading": true, plus
+//	    {"type":"tool_search"}: hosted (SearchHosted), or "execution":"client" (the default),
+//	    whose tool_search_call items Handle answers with a tool_search_output item holding the
+//	    namespaces and functions the index found. Calls arrive as function_call items with a
+//	    "namespace"; ParseCall reads them as any call.
+//	  - Anthropic: deferred tools carry "defer_loading": true, plus Anthropic's tool search tool
+//	    (tool_search_tool_bm25_20251119 with SearchHosted, tool_search_tool_regex_20251119 with
+//	    SearchRegex) or, by default, a search_tools tool whose tool_result holds tool_reference
+//	    blocks naming what the index found.
+//	  - Chat Completions and Gemini have no deferral: deferred tools are left out and a
+//	    search_tools function returns the found tools' definitions as text (Result.Loaded names
+//	    them). A Conversation remembers them and adds them to the next request's tools.
 //
 // What stays loaded: Deferral.Load globs, then Deferral.Defer globs, then the server's
 // ServerConfig.Defer (servers.yaml "defer: true|false"), then the automatic threshold

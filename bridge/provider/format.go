@@ -62,6 +62,20 @@ type api interface {
 	parseCall(raw json.RawMessage) (Call, error)
 	// writeResult writes r as the API takes a tool result back.
 	writeResult(b *bytes.Buffer, r Result)
+
+	// Deferred loading (defer_format.go):
+	// searches says whether the API offers search mode m.
+	searches(m SearchMode) bool
+	// writeDeferred writes the "tools" array of a deferred toolset: upfront leaves out what
+	// the model does not read before it searches; loaded are entries a Conversation loaded.
+	writeDeferred(ts *Toolset, upfront bool, loaded []bool) ([]byte, error)
+	// searchTool is the search tool's definition.
+	searchTool(df *deferral) []byte
+	// parseSearch reads a search call that is not an ordinary tool call (ok false: none).
+	parseSearch(df *deferral, raw json.RawMessage) (c Call, ok bool, err error)
+	// writeSearchResult writes a search's result where the API has its own shape; nil: the
+	// ordinary result message, carrying Result.Text.
+	writeSearchResult(ts *Toolset, r Result) json.RawMessage
 }
 
 // apis is every format, in the order Formats lists them.

@@ -85,7 +85,7 @@ func New(format Format, tools []bridge.Tool, opts *Options) (*Toolset, error) {
 		ts.tools = append(ts.tools, e)
 	}
 	if o.Defer != nil {
-		df, err := newDeferral(format, *o.Defer, ts.tools)
+		df, err := newDeferral(a, *o.Defer, ts.tools)
 		if err != nil {
 			return nil, err
 		}

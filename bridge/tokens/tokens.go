@@ -25,6 +25,8 @@ package tokens
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer/codec"
 	"github.com/ttalk/mcpbridge/bridge"
@@ -39,20 +41,35 @@ type Counter struct {
 // New returns a Counter. The first call in a process builds the vocabulary (tens of
 // milliseconds); later calls are cheap.
 func New() *Counter {
-	c := codec.NewO200kBase()
-	c.SetErrorMode(codec.ErrorModeReplace) // invalid UTF-8 counts as U+FFFD, as an API would see it
-	return &Counter{codec: c}
+	return &Counter{codec: codec.NewO200kBase()}
 }
 
+// chunkBytes is how much text is tokenized at once. The tokenizer's byte-pair merging is
+// quadratic in the length of one piece (a run of letters, digits or punctuation), and a
+// server's text is untrusted: text is cut into chunks of at most chunkBytes where no piece
+// spans the cut — before a space that follows a non-space, or between an ASCII letter or
+// digit and the punctuation after it — so the count is the same; only a run with no such
+// place in chunkBytes (a pathological one) is cut at a rune boundary, which may change its
+// count by a token or two.
+const chunkBytes = 256
+
 // Count returns the number of o200k_base tokens in s. Special-token text such as
-// "<|endoftext|>" is counted as ordinary text. If the tokenizer fails (it should not), the
-// count falls back to the bytes/4 estimate.
+// "<|endoftext|>" is counted as ordinary text; each run of invalid UTF-8 counts as U+FFFD,
+// as an API would decode it. If the tokenizer fails (it should not), the count falls back
+// to the bytes/4 estimate.
 func (c *Counter) Count(s string) int {
-	n, err := c.codec.Count(s)
-	if err != nil {
-		return (len(s) + 3) / 4
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	total := 0
+	for len(s) > 0 {
+		cut := cutPoint(s)
+		n, err := c.codec.Count(s[:cut])
+		if err != nil {
+			n = (cut + 3) / 4
+		}
+		total += n
+		s = s[cut:]
 	}
-	return n
+	return total
 }
 
 // JSON counts the tokens of a JSON document as sent, such as the "tools" array of a request
@@ -81,4 +98,37 @@ func (c *Counter) Tools(ts []bridge.Tool) int {
 		n += c.Tool(t)
 	}
 	return n
+}
+
+// cutPoint is where the next chunk of s ends: all of s when short, else the last place
+// within chunkBytes where no piece is cut (see chunkBytes), else the last rune boundary.
+func cutPoint(s string) int {
+	if len(s) <= chunkBytes {
+		return len(s)
+	}
+	for i := chunkBytes; i > chunkBytes/4; i-- {
+		if s[i] == ' ' && !isSpace(s[i-1]) || isAlnum(s[i-1]) && isPunct(s[i]) {
+			return i
+		}
+	}
+	i := chunkBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if i == 0 {
+		i = chunkBytes
+	}
+	return i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+func isAlnum(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
+
+// isPunct is ASCII punctuation that starts a piece of its own after a letter or digit: not
+// an apostrophe (contractions such as "'s" belong to the word before).
+func isPunct(b byte) bool {
+	return b > ' ' && b < 0x7f && !isAlnum(b) && b != '\''
 }

@@ -1,17 +1,17 @@
-package tokens_test
+package tokens
 
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/ttalk/mcpbridge/bridge"
-	"github.com/ttalk/mcpbridge/bridge/tokens"
 )
 
 // Counts of o200k_base as OpenAI's tiktoken gives them.
 func TestCount(t *testing.T) {
-	c := tokens.New()
+	c := New()
 	for _, tc := range []struct {
 		text string
 		want int
@@ -34,7 +34,7 @@ func TestCount(t *testing.T) {
 }
 
 func TestToolAndTools(t *testing.T) {
-	c := tokens.New()
+	c := New()
 	a := bridge.Tool{Name: "get_weather", Description: "Current weather for a city.", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}
 	b := bridge.Tool{Name: "noop", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
 	a.Description += " <b>&</b>"
@@ -53,7 +53,7 @@ func TestToolAndTools(t *testing.T) {
 // BenchmarkSweep counts the definitions of the compatibility sweep's 450 tools.
 func BenchmarkSweep(b *testing.B) {
 	tools := sweepTools(b)
-	c := tokens.New()
+	c := New()
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
@@ -87,4 +87,34 @@ func sweepTools(tb testing.TB) []bridge.Tool {
 		}
 	}
 	return out
+}
+
+// Chunking never changes the count of ordinary text, and keeps hostile text linear.
+func TestCountChunks(t *testing.T) {
+	c := New()
+	text := strings.Repeat("Create or update a single file in a GitHub repository, with a commit message. ", 40)
+	whole, err := c.codec.Count(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Count(text); got != whole {
+		t.Errorf("chunked count %d, whole %d", got, whole)
+	}
+	for _, hostile := range []string{strings.Repeat("a", 200_000), strings.Repeat("!", 200_000), strings.Repeat("é", 100_000), strings.Repeat(" ", 200_000)} {
+		if n := c.Count(hostile); n <= 0 || n > len(hostile) {
+			t.Errorf("Count of %d bytes = %d", len(hostile), n)
+		}
+	}
+}
+
+func FuzzCount(f *testing.F) {
+	c := New()
+	for _, s := range []string{"hello world", "a\xffb", strings.Repeat("ab ", 200), "<|endoftext|>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n := c.Count(s); n < 0 || n > len(s)+1 {
+			t.Fatalf("Count(%q) = %d", s, n)
+		}
+	})
 }
