@@ -536,6 +536,9 @@
 //     minute). Over it: as for MaxSchemaCost.
 //   - 1,000 (fixed, maxListPages): pages of one tools/list (a repeated cursor also ends it). Over
 //     it: as for MaxListTools.
+//   - 16 KiB (fixed, MaxInstructionsBytes): a server's instructions kept (Server.Instructions),
+//     after control characters are escaped. Over it: cut at a rune boundary, with a note saying how
+//     many bytes were cut.
 //   - 64 (fixed, schemaguard.MaxSchemaDepth): nesting of subschemas in one schema. Over it: as for
 //     MaxSchemaCost.
 //   - 2 MiB (fixed, schemaguard.MaxSchemaBytes): one schema decoded for validation. Over it: as for

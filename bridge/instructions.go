@@ -7,10 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// MaxInstructionsBytes bounds the instructions kept per server (Server.Instructions): longer
-// text is cut at a rune boundary and ends with a note saying how much was cut.
-const MaxInstructionsBytes = 16 << 10
-
 // cleanInstructions makes a server's instructions (initialize or server/discover) safe to
 // keep and show: invalid UTF-8 becomes U+FFFD, CR LF and lone CR become LF, control and
 // format characters other than LF and TAB are written as visible escapes (\x1b, \u202e), and

@@ -33,6 +33,10 @@ const (
 	// DefaultMaxSchemaNodes is the default cap on the subschemas of one schema, which bounds
 	// compile time (quadratic in the library): about 0.5 s at the cap on a busy machine.
 	DefaultMaxSchemaNodes = 5_000
+
+	// MaxInstructionsBytes bounds the instructions kept per server (Server.Instructions):
+	// longer text is cut at a rune boundary and ends with a note saying how much was cut.
+	MaxInstructionsBytes = 16 << 10
 )
 
 // Fixed limits: no option changes them. Those of schema guarding and OAuth are declared in
@@ -128,6 +132,11 @@ var limitTable = []limit{
 		name: "maxListPages", value: maxListPages, unit: unitCount,
 		bounds: "pages of one tools/list (a repeated cursor also ends it)",
 		over:   "as for MaxListTools",
+	},
+	{
+		name: "MaxInstructionsBytes", value: MaxInstructionsBytes, unit: unitBytes,
+		bounds: "a server's instructions kept (Server.Instructions), after control characters are escaped",
+		over:   "cut at a rune boundary, with a note saying how many bytes were cut",
 	},
 	{
 		name: "schemaguard.MaxSchemaDepth", value: schemaguard.MaxSchemaDepth, unit: unitCount,
