@@ -51,6 +51,7 @@ type cliFlags struct {
 	strict           bool   // tools --format openai*: OpenAI strict mode
 	adapt            bool   // tools --format: adapt schemas to what the API accepts
 	geminiParameters bool   // tools --format gemini: the OpenAPI-subset "parameters" field
+	deferMode        string // tools --format: deferred loading with this search ("" off)
 }
 
 // Flags more than one command takes.
@@ -94,6 +95,12 @@ func geminiParametersFlag() cliFlag {
 		field: func(f *cliFlags) any { return &f.geminiParameters }}
 }
 
+func deferFlag() cliFlag {
+	return cliFlag{name: "defer", arg: "S",
+		usage: "with --format: defer every tool the servers file does not keep (defer: false), found by search S: client (the bridge's index), hosted or regex (the API's own); stderr says what the model reads upfront",
+		field: func(f *cliFlags) any { return &f.deferMode }}
+}
+
 // commands is the command table, in the order help lists it.
 func commands() []command {
 	return []command{
@@ -111,7 +118,7 @@ to stdout. Exit 0 when every server works, 2 when any failed, 1 for usage or con
 		},
 		{
 			name: "tools", args: "FILE", minArgs: 1, maxArgs: 1, run: runTools,
-			flags:   []cliFlag{jsonFlag(), formatFlag(), strictFlag(), adaptFlag(), geminiParametersFlag(), verboseFlag(), timeoutFlag()},
+			flags:   []cliFlag{jsonFlag(), formatFlag(), strictFlag(), adaptFlag(), geminiParametersFlag(), deferFlag(), verboseFlag(), timeoutFlag()},
 			summary: "list the tools exactly as a model sees them",
 			doc: `Lists the tools of every server in FILE exactly as a model will see them: name, description
 and parameters (--json: the JSON array a host sends to a model API). With --format, the

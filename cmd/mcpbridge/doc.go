@@ -2,14 +2,14 @@
 //
 // Usage:
 //
-//	mcpbridge probe FILE [--json] [-v] [--timeout D]                                                          dial every server and report what works
-//	mcpbridge tools FILE [--json] [--format F] [--strict] [--adapt] [--gemini-parameters] [-v] [--timeout D]  list the tools exactly as a model sees them
-//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]                                                      call one tool, print what the model reads
-//	mcpbridge serve FILE [--addr ADDR] [-v] [--timeout D]                                                     see and try every server, tool and MCP App in a browser
-//	mcpbridge login FILE [ID...] [--no-browser] [--wait D] [-v] [--timeout D]                                 log in to OAuth servers once, in a browser
-//	mcpbridge logout FILE ID... [-v]                                                                          forget the stored OAuth tokens of servers
-//	mcpbridge version                                                                                         print the version
-//	mcpbridge help [COMMAND]                                                                                  show help for mcpbridge or one command
+//	mcpbridge probe FILE [--json] [-v] [--timeout D]                                                                      dial every server and report what works
+//	mcpbridge tools FILE [--json] [--format F] [--strict] [--adapt] [--gemini-parameters] [--defer S] [-v] [--timeout D]  list the tools exactly as a model sees them
+//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]                                                                  call one tool, print what the model reads
+//	mcpbridge serve FILE [--addr ADDR] [-v] [--timeout D]                                                                 see and try every server, tool and MCP App in a browser
+//	mcpbridge login FILE [ID...] [--no-browser] [--wait D] [-v] [--timeout D]                                             log in to OAuth servers once, in a browser
+//	mcpbridge logout FILE ID... [-v]                                                                                      forget the stored OAuth tokens of servers
+//	mcpbridge version                                                                                                     print the version
+//	mcpbridge help [COMMAND]                                                                                              show help for mcpbridge or one command
 //
 // FILE is a servers file in any of the ecosystem's dialects (Claude Desktop, Cursor, VS Code,
 // Windsurf, Gemini CLI, mcphost, the bridge's own servers.yaml); see the servers-file section
@@ -26,58 +26,68 @@
 // server as it finishes, and on a terminal an updating status line), then prints one report
 // per server on stdout: status, transport, phase timings, server name and version, protocol
 // version, model-visible / app-only / MCP App tool counts, renamed tools and why, schema
-// problems (the bridge's own findings plus a lint for schemas model providers reject), an
-// estimate of the tokens the tool definitions cost, and for a failed server the phase, cause
-// and the tail of its stderr. --json prints one JSON document instead. The providers lines
+// problems (the bridge's own findings plus a lint for schemas model providers reject), what
+// the tool definitions cost in o200k_base tokens (package bridge/tokens; the three largest
+// tools, every tool in --json), the server's instructions (untrusted text, escaped, at most
+// six lines; all of it in --json), and for a failed server the phase, cause and the tail of
+// its stderr. --json prints one JSON document instead. The providers lines
 // say what each model API field would reject as sent and after adapting (package
 // bridge/provider); the JSON document has it per tool.
 //
 // A real run against the integration servers (abridged to three of five servers):
 //
 //	$ go run ./cmd/mcpbridge probe integration/servers.yaml
-//	✓ memory  9 tools  9.0s
-//	✓ everything  12 tools  10.2s
-//	✓ filesystem  14 tools  10.3s
-//	✓ basic-vanillajs  1 tools  10.6s
-//	✓ system-monitor  1 tools  10.9s
-//	integration/servers.yaml: 5 of 5 servers ok, 37 model-visible tools, ~4224 tokens of tool definitions
+//	✓ memory  9 tools  15.8s
+//	✓ filesystem  14 tools  18.9s
+//	✓ everything  12 tools  19.1s
+//	✓ system-monitor  1 tools  19.2s
+//	✓ basic-vanillajs  1 tools  20.8s
+//	integration/servers.yaml: 5 of 5 servers ok, 37 model-visible tools, 3,611 tokens of tool definitions (o200k_base)
 //
 //	everything  ok
-//	  config      stdio npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio
-//	  defined at  integration/servers.yaml:9
-//	  transport   stdio
-//	  timings     initialize 10.2s, tools/list 15ms, total 10.2s
-//	  server      mcp-servers/everything 2.0.0, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
-//	  tools       12 model-visible, 0 app-only, 0 MCP App
-//	  model sees  echo, get-annotated-message, get-env, get-resource-links,
-//	              get-resource-reference, get-structured-content, get-sum, get-tiny-image,
-//	              gzip-file-as-resource, toggle-simulated-logging, toggle-subscriber-updates,
-//	              trigger-long-running-operation
-//	  problems    simulate-research-query [bridge, skipped]: execution.taskSupport is "required": the tool can only run as an MCP task, which mcpbridge does not support
-//	  providers   accepted as sent: openai, anthropic, gemini
-//	              openai-strict: 12 tools rejected as sent (strict-additional-properties ×12, strict-format ×1, strict-required ×9); all fixed by adapting
-//	              gemini-parameters: 12 tools rejected as sent (gemini-empty-object ×4, gemini-string-format ×1, gemini-unknown-field ×12); all fixed by adapting
-//	  tokens      ~1065 (tool definitions as JSON, bytes/4)
+//	  config        stdio npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio
+//	  defined at    integration/servers.yaml:9
+//	  transport     stdio
+//	  timings       initialize 19.1s, tools/list 40ms, total 19.1s
+//	  server        mcp-servers/everything 2.0.0, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
+//	  tools         12 model-visible, 0 app-only, 0 MCP App
+//	  model sees    echo, get-annotated-message, get-env, get-resource-links,
+//	                get-resource-reference, get-structured-content, get-sum, get-tiny-image,
+//	                gzip-file-as-resource, toggle-simulated-logging, toggle-subscriber-updates,
+//	                trigger-long-running-operation
+//	  problems      simulate-research-query [bridge, skipped]: execution.taskSupport is "required": the tool can only run as an MCP task, which mcpbridge does not support
+//	  providers     accepted as sent: openai, anthropic, gemini
+//	                openai-strict: 12 tools rejected as sent (strict-additional-properties ×12, strict-format ×1, strict-required ×9); all fixed by adapting
+//	                gemini-parameters: 12 tools rejected as sent (gemini-empty-object ×4, gemini-string-format ×1, gemini-unknown-field ×12); all fixed by adapting
+//	  tokens        939 (o200k_base) for 12 tool definitions; largest: gzip-file-as-resource 202, get-annotated-message 103, get-resource-reference 84
+//	  instructions  312 tokens, untrusted text from the server:
+//	                | # Everything Server – Server Instructions
+//	                |
+//	                | Audience: These instructions are written for an LLM or autonomous agent integrating with the Everyth…
+//	                | Follow them to use, extend, and troubleshoot the server safely and effectively.
+//	                |
+//	                | ## Cross-Feature Relationships
+//	                … 22 more lines
 //
 //	memory  ok
 //	  config      stdio npx -y @modelcontextprotocol/server-memory@2026.8.31 env={MEMORY_FILE_PATH=***}
 //	  defined at  integration/servers.yaml:17
 //	  transport   stdio
-//	  timings     initialize 9.0s, tools/list 31ms, total 9.0s
-//	  server      memory-server 0.6.3, protocol 2025-11-25 (initialize after server/discover failed: Method not found (-32601))
+//	  timings     initialize 15.5s, tools/list 246ms, total 15.8s
+//	  server      memory-server 0.6.3, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
 //	  tools       9 model-visible, 0 app-only, 0 MCP App
 //	  model sees  create_entities, create_relations, add_observations, delete_entities,
 //	              delete_observations, delete_relations, read_graph, search_nodes, open_nodes
 //	  providers   accepted as sent: openai, anthropic, gemini
 //	              openai-strict: 9 tools rejected as sent (strict-additional-properties ×14); all fixed by adapting
 //	              gemini-parameters: 9 tools rejected as sent (gemini-empty-object ×1, gemini-unknown-field ×9); all fixed by adapting
-//	  tokens      ~1038 (tool definitions as JSON, bytes/4)
+//	  tokens      891 (o200k_base) for 9 tool definitions; largest: create_relations 134, delete_relations 133, create_entities 129
 //
 //	system-monitor  ok
 //	  config      stdio npx -y @modelcontextprotocol/server-system-monitor@2.0.3 --stdio
 //	  defined at  integration/servers.yaml:27
 //	  transport   stdio
-//	  timings     initialize 10.9s, tools/list 2ms, total 10.9s
+//	  timings     initialize 19.1s, tools/list 101ms, total 19.2s
 //	  server      System Monitor Server 1.0.0, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
 //	  tools       1 model-visible, 1 app-only, 1 MCP App
 //	  model sees  get-system-info
@@ -86,7 +96,7 @@
 //	  providers   accepted as sent: openai, anthropic, gemini
 //	              openai-strict: 1 tool rejected as sent (strict-additional-properties ×1); all fixed by adapting
 //	              gemini-parameters: 1 tool rejected as sent (gemini-empty-object ×1, gemini-unknown-field ×1); all fixed by adapting
-//	  tokens      ~70 (tool definitions as JSON, bytes/4)
+//	  tokens      67 (o200k_base) for 1 tool definition
 //
 // On a first run npx -y downloads each server, which can take minutes on a busy machine;
 // integration/servers.yaml gives each server timeouts: {connect: 240s} for that reason.
@@ -107,8 +117,10 @@
 // tools lists the tools exactly as a model sees them; with --format
 // openai|openai-responses|anthropic|gemini (and --strict, --adapt, --gemini-parameters) it
 // prints the request's "tools" array exactly as package bridge/provider would send it on
-// stdout, and what was adapted and what is still rejected on stderr. call calls one tool and
-// prints what the model reads.
+// stdout, and what was adapted and what is still rejected on stderr, with the array's cost in
+// tokens. --defer client|hosted|regex builds it with deferred loading (bridge/provider's
+// Options.Defer: servers with "defer: false" stay loaded) and says on stderr how many tokens
+// the model reads before it searches. call calls one tool and prints what the model reads.
 //
 // # serve
 //

@@ -131,8 +131,15 @@ func formatTools(env *cliEnv, fl *cliFlags, tools bridge.Tools, tc *tokens.Count
 	if fl.geminiParameters && format != provider.FormatGemini {
 		return usageErr("tools: --gemini-parameters is for --format gemini")
 	}
-	ts, err := provider.New(format, tools, &provider.Options{Strict: fl.strict, Adapt: fl.adapt, GeminiParameters: fl.geminiParameters})
+	opts := &provider.Options{Strict: fl.strict, Adapt: fl.adapt, GeminiParameters: fl.geminiParameters}
+	if fl.deferMode != "" {
+		opts.Defer = &provider.Deferral{Search: provider.SearchMode(fl.deferMode), Count: tc.Count}
+	}
+	ts, err := provider.New(format, tools, opts)
 	if err != nil {
+		if opts.Defer != nil {
+			return usageErr("tools: --defer %s: %v", fl.deferMode, err)
+		}
 		return err
 	}
 	b, err := json.Marshal(ts)
@@ -150,6 +157,13 @@ func formatTools(env *cliEnv, fl *cliFlags, tools bridge.Tools, tc *tokens.Count
 		return err
 	}
 	env.stderr.println(fmt.Sprintf("%d tools, %s tokens in the %s tools array (o200k_base)", ts.Len(), thousands(tc.JSON(b)), format))
+	if opts.Defer != nil {
+		up, err := ts.Upfront()
+		if err != nil {
+			return err
+		}
+		env.stderr.println(fmt.Sprintf("deferred: the model reads %s tokens before it searches", thousands(tc.JSON(up))))
+	}
 	return nil
 }
 

@@ -33,6 +33,8 @@ func TestToolsFormat(t *testing.T) {
 		{[]string{"--format", "openai-responses", "--strict"}, provider.FormatOpenAIResponses, provider.Options{Strict: true}, "sent with strict: false"},
 		{[]string{"--format", "anthropic", "--adapt"}, provider.FormatAnthropic, provider.Options{Adapt: true}, "remote_ref: anthropic may still reject it"},
 		{[]string{"--format", "gemini", "--gemini-parameters"}, provider.FormatGemini, provider.Options{GeminiParameters: true}, "sent with parametersJsonSchema"},
+		{[]string{"--format", "anthropic", "--defer", "client"}, provider.FormatAnthropic, provider.Options{Defer: &provider.Deferral{}}, "deferred: the model reads"},
+		{[]string{"--format", "openai-responses", "--defer", "hosted"}, provider.FormatOpenAIResponses, provider.Options{Defer: &provider.Deferral{Search: provider.SearchHosted}}, "deferred: the model reads"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -54,7 +56,8 @@ func TestToolsFormat(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]string{{"--format", "llama"}, {"--format", "anthropic", "--strict"}, {"--format", "openai", "--gemini-parameters"}} {
+	for _, bad := range [][]string{{"--format", "llama"}, {"--format", "anthropic", "--strict"}, {"--format", "openai", "--gemini-parameters"},
+		{"--format", "openai", "--defer", "hosted"}, {"--format", "anthropic", "--defer", "semantic"}, {"--defer", "client"}} {
 		_, stderr, code := runCLI(t, append([]string{"tools", f.path}, bad...)...)
 		if code != exitUsage {
 			t.Errorf("tools %v: exit code %d, want %d (usage)\n%s", bad, code, exitUsage, stderr)

@@ -179,7 +179,7 @@ func instructionLines(sr serverReport) []string {
 		if r := []rune(l); len(r) > maxRunes {
 			l = string(r[:maxRunes]) + "…"
 		}
-		out = append(out, "| "+l)
+		out = append(out, strings.TrimRight("| "+l, " "))
 	}
 	return out
 }

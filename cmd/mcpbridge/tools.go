@@ -42,6 +42,9 @@ func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (se
 }
 
 func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
+	if fl.deferMode != "" && fl.format == "" {
+		return usageErr("tools: --defer is for --format")
+	}
 	set, failed, err := connectAll(ctx, env, fl, args[0])
 	if err != nil {
 		return err
