@@ -69,6 +69,13 @@
 //		ui.Status(fmt.Sprintf("%s: %.0f/%.0f %s", p.Tool, p.Progress, p.Total, p.Message))
 //	})
 //
+// Set.Search(query, k) ranks the set's tools for a task in words, best first (Tools.Search and
+// Tools.Index for a subset); package bridge/toolsearch says how, and bridge/provider uses the
+// same index for deferred loading. Server.Instructions are each server's own instructions
+// (untrusted, escaped, at most MaxInstructionsBytes); InstructionsPrompt(set.Servers()) frames
+// them as a system-prompt section that says so. Token counts are in package bridge/tokens,
+// which bridge does not import.
+//
 // A server in the same process (a go-sdk mcp.Server, for tests or embedded tools) is reached
 // with ServerConfig{ID: "mem", InProcess: func() (mcp.Transport, error) { … }}, returning one
 // end of mcp.NewInMemoryTransports per dial.

@@ -89,7 +89,7 @@
 // client-side search is the bridge's own index (package bridge/toolsearch) over the deferred
 // tools: names, descriptions, parameters, servers and their instructions. Toolset.Upfront is
 // what the model reads before it searches; for the 450 tools of the compatibility sweep that
-// is 1.3 to 3 % of the whole list (BENCHMARKS.md).
+// is 1.3 to 1.8 % of the whole list (BENCHMARKS.md).
 //
 // # Lint
 //
