@@ -21,7 +21,9 @@ func ExampleSet_Search() {
 		{Name: "add_comment", Description: "Comment on an issue."},
 	} {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
-		srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	}
 	set, err := bridge.Connect(context.Background(), []bridge.ServerConfig{{ID: "tracker", InProcess: func() (mcp.Transport, error) {
 		st, ct := mcp.NewInMemoryTransports()
