@@ -24,7 +24,7 @@ import (
 // sweep's capture (sweepToolsFile), each offering the captured tools with their schemas
 // byte for byte and the captured instructions. Calls answer "<server>/<tool> ran with
 // <arguments>". It is the sweep's 450 tools without npm.
-func sweepReplica(t *testing.T) *bridge.Set {
+func sweepReplica(t testing.TB) *bridge.Set {
 	t.Helper()
 	data, err := os.ReadFile(sweepToolsFile)
 	if err != nil {
@@ -238,12 +238,19 @@ func TestUpfrontTokens(t *testing.T) {
 	logUpfront(t, "sweep", set.Tools(), true)
 }
 
-// logUpfront logs a BENCHMARKS.md table of upfront tokens per format for tools.
-func logUpfront(t *testing.T, name string, tools bridge.Tools, holdToTarget bool) {
-	t.Helper()
+// upfront is what the model reads before it searches, in o200k_base tokens, for one format:
+// every tool loaded, every tool deferred with the bridge's search, and with the API's own
+// search (hosted false when the format has none).
+type upfront struct {
+	format                 provider.Format
+	loaded, client, hosted int
+	hasHosted              bool
+}
+
+func measureUpfront(tb testing.TB, tools bridge.Tools) []upfront {
+	tb.Helper()
 	tc := tokens.New()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d tools\n| format | all loaded | deferred, bridge search | deferred, API search |\n|---|---|---|---|\n", name, len(tools))
+	var out []upfront
 	for _, f := range provider.Formats() {
 		count := func(o *provider.Options) (int, bool) {
 			ts, err := provider.New(f, tools, o)
@@ -252,23 +259,61 @@ func logUpfront(t *testing.T, name string, tools bridge.Tools, holdToTarget bool
 			}
 			up, err := ts.Upfront()
 			if err != nil {
-				t.Fatalf("%s: %v", f, err)
+				tb.Fatalf("%s: %v", f, err)
 			}
 			return tc.JSON(up), true
 		}
-		full, _ := count(nil)
-		client, _ := count(&provider.Options{Defer: &provider.Deferral{}})
-		hosted, ok := count(&provider.Options{Defer: &provider.Deferral{Search: provider.SearchHosted}})
+		u := upfront{format: f}
+		u.loaded, _ = count(nil)
+		u.client, _ = count(&provider.Options{Defer: &provider.Deferral{}})
+		u.hosted, u.hasHosted = count(&provider.Options{Defer: &provider.Deferral{Search: provider.SearchHosted}})
+		out = append(out, u)
+	}
+	return out
+}
+
+// logUpfront logs a table of upfront tokens per format for tools.
+func logUpfront(t *testing.T, name string, tools bridge.Tools, holdToTarget bool) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d tools\n| format | all loaded | deferred, bridge search | deferred, API search |\n|---|---|---|---|\n", name, len(tools))
+	for _, u := range measureUpfront(t, tools) {
 		h := "—"
-		if ok {
-			h = fmt.Sprintf("%d (%.1f %%)", hosted, 100*float64(hosted)/float64(full))
+		if u.hasHosted {
+			h = fmt.Sprintf("%d (%.1f %%)", u.hosted, 100*float64(u.hosted)/float64(u.loaded))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d (%.1f %%) | %s |\n", f, full, client, 100*float64(client)/float64(full), h)
-		if holdToTarget && (client*10 >= full || ok && hosted*10 >= full) {
-			t.Errorf("%s: deferred upfront tokens %d / %d are not under 10 %% of %d", f, client, hosted, full)
+		fmt.Fprintf(&b, "| %s | %d | %d (%.1f %%) | %s |\n", u.format, u.loaded, u.client, 100*float64(u.client)/float64(u.loaded), h)
+		if holdToTarget && (u.client*10 >= u.loaded || u.hasHosted && u.hosted*10 >= u.loaded) {
+			t.Errorf("%s: deferred upfront tokens %d / %d are not under 10 %% of %d", u.format, u.client, u.hosted, u.loaded)
 		}
 	}
 	t.Logf("upfront tokens (o200k_base):\n%s", b.String())
+}
+
+// BenchmarkUpfrontTokens reports upfront tokens per format as metrics, for the sweep's
+// tools (in process) and the suite's npm servers, for the BENCHMARKS.md generator.
+func BenchmarkUpfrontTokens(b *testing.B) {
+	sweep := sweepReplica(b)
+	list, servers := dialSuite(b)
+	var suite bridge.Tools
+	for _, is := range list {
+		suite = append(suite, servers[is.id].Tools()...)
+	}
+	var res [2][]upfront
+	for b.Loop() {
+		res[0], res[1] = measureUpfront(b, sweep.Tools()), measureUpfront(b, suite)
+	}
+	b.ReportMetric(float64(len(sweep.Tools())), "sweep-tools")
+	b.ReportMetric(float64(len(suite)), "suite-tools")
+	for i, set := range []string{"sweep", "suite"} {
+		for _, u := range res[i] {
+			b.ReportMetric(float64(u.loaded), fmt.Sprintf("%s-%s-loaded-tokens", set, u.format))
+			b.ReportMetric(float64(u.client), fmt.Sprintf("%s-%s-client-tokens", set, u.format))
+			if u.hasHosted {
+				b.ReportMetric(float64(u.hosted), fmt.Sprintf("%s-%s-hosted-tokens", set, u.format))
+			}
+		}
+	}
 }
 
 // TestUpfrontTokensIntegration measures the npm servers of the suite the same way

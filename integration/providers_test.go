@@ -28,7 +28,7 @@ type integrationServer struct {
 }
 
 // dialSuite dials every npm server of the suite, concurrently, through bridge.Dial.
-func dialSuite(t *testing.T) ([]integrationServer, map[string]*bridge.Server) {
+func dialSuite(t testing.TB) ([]integrationServer, map[string]*bridge.Server) {
 	t.Helper()
 	s := requireServers(t)
 	memory := s.stdio("memory", pkgMemory)

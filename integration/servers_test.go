@@ -40,7 +40,7 @@ type npmServers struct {
 
 // requireServers finds node and node_modules. When either is missing the test is skipped with
 // the fix, except under CI=true, where it fails: CI must never skip this suite silently.
-func requireServers(t *testing.T) *npmServers {
+func requireServers(t testing.TB) *npmServers {
 	t.Helper()
 	s, err := findServers()
 	if err != nil {
@@ -225,7 +225,7 @@ func waitForPort(addr string, exited <-chan error, timeout time.Duration) error 
 const testTimeout = 2 * time.Minute
 
 // testContext returns a context that ends after d (or when the test ends).
-func testContext(t *testing.T, d time.Duration) context.Context {
+func testContext(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
@@ -235,7 +235,7 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 // testLogger returns a logger writing to t.Log that goes quiet once the test's cleanups have
 // run past it, so a late log line from a background goroutine cannot panic the test binary.
 // Call it before connecting: cleanups run last-in first-out, so the bridge closes first.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	t.Helper()
 	w := &testWriter{t: t}
 	t.Cleanup(func() {
@@ -248,7 +248,7 @@ func testLogger(t *testing.T) *slog.Logger {
 
 type testWriter struct {
 	mu   sync.Mutex
-	t    *testing.T
+	t    testing.TB
 	done bool
 }
 

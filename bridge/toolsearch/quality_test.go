@@ -218,3 +218,37 @@ func (b *plainBM25) search(q string, k int) []string {
 	}
 	return out
 }
+
+// BenchmarkQuality reports the numbers of TestQuality as metrics, for the BENCHMARKS.md
+// generator (go run ./integration/bench): recall@1, recall@5 and MRR of the index and of
+// plain BM25, on the main and the held-out query sets.
+func BenchmarkQuality(b *testing.B) {
+	docs := sweepDocs(b)
+	ix := toolsearch.New(docs)
+	base := newPlainBM25(docs)
+	sets := []struct{ name, file string }{{"main", "testdata/queries.json"}, {"heldout", "testdata/queries-heldout.json"}}
+	var report []func()
+	for b.Loop() {
+		report = report[:0]
+		for _, set := range sets {
+			qs := queries(b, set.file)
+			ours := measure(qs, func(q string) []string { return names(ix.Search(q, 10)) })
+			plain := measure(qs, func(q string) []string { return base.search(q, 10) })
+			report = append(report, func() {
+				b.ReportMetric(float64(len(qs)), set.name+"-queries")
+				for _, m := range []struct {
+					who string
+					q   quality
+				}{{"ours", ours}, {"plain", plain}} {
+					b.ReportMetric(m.q.recall1, set.name+"-"+m.who+"-recall@1")
+					b.ReportMetric(m.q.recall5, set.name+"-"+m.who+"-recall@5")
+					b.ReportMetric(m.q.mrr, set.name+"-"+m.who+"-MRR")
+				}
+			})
+		}
+	}
+	b.ReportMetric(float64(len(docs)), "tools")
+	for _, r := range report {
+		r()
+	}
+}

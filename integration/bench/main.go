@@ -6,7 +6,8 @@
 //
 // It builds the test binaries of ./integration and ./bridge, runs BenchmarkVsSDKs,
 // BenchmarkCallRatio, BenchmarkAssembly, BenchmarkMemory, BenchmarkFlatten,
-// BenchmarkValidate, TestLoad and bridge's BenchmarkHandlerHooks one after another, and
+// BenchmarkValidate, TestLoad, BenchmarkUpfrontTokens, bridge's BenchmarkHandlerHooks and
+// bridge/toolsearch's and bridge/tokens' benchmarks one after another, and
 // writes every table of BENCHMARKS.md from their output. -quick runs each with a fraction
 // of the work (a smoke test of the pipeline; its numbers mean little), -out writes
 // elsewhere, -raw keeps the benchmarks' own output next to it.
@@ -79,9 +80,9 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 	defer os.RemoveAll(tmp)
 	started := time.Now().UTC()
 	load0 := loadAverage()
-	for _, pkg := range []string{"integration", "bridge"} {
+	for _, pkg := range []string{"integration", "bridge", "bridge/toolsearch", "bridge/tokens"} {
 		logf("building ./%s test binary", pkg)
-		if err := command(ctx, root, nil, "go", "test", "-c", "-o", filepath.Join(tmp, pkg+".test"), "./"+pkg).Run(); err != nil {
+		if err := command(ctx, root, nil, "go", "test", "-c", "-o", filepath.Join(tmp, testBinary(pkg)), "./"+pkg).Run(); err != nil {
 			return fmt.Errorf("go test -c ./%s: %w", pkg, err)
 		}
 	}
@@ -99,11 +100,16 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^Benchmark(Flatten|Validate)$", "-test.benchmem", "-test.benchtime", bt("1s", "1x")}},
 		{"integration", []string{"-test.run", "^TestLoad$", "-test.v"}},
 		{"bridge", []string{"-test.run", "^$", "-test.bench", "^BenchmarkHandlerHooks$", "-test.benchmem", "-test.benchtime", bt("1s", "100x")}},
+		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkUpfrontTokens$", "-test.benchtime", "1x"}},
+		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkQuality$", "-test.benchtime", "1x"}},
+		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSearch$", "-test.benchmem", "-test.benchtime", bt("3000x", "100x")}},
+		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkNew$", "-test.benchmem", "-test.benchtime", bt("10x", "1x")}},
+		{"bridge/tokens", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSweep$", "-test.benchmem", "-test.benchtime", bt("5x", "1x")}},
 	}
 	var all bytes.Buffer
 	for _, s := range steps {
 		logf("%s: %s", s.pkg, strings.Join(s.args, " "))
-		cmd := command(ctx, filepath.Join(root, s.pkg), []string{"CI=true"}, filepath.Join(tmp, s.pkg+".test"), s.args...)
+		cmd := command(ctx, filepath.Join(root, filepath.FromSlash(s.pkg)), []string{"CI=true"}, filepath.Join(tmp, testBinary(s.pkg)), s.args...)
 		var buf bytes.Buffer
 		cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
 		if err := cmd.Run(); err != nil {
@@ -147,6 +153,9 @@ func renderFrom(rawPath, outPath string) error {
 	}
 	return os.WriteFile(outPath, []byte(md), 0o644)
 }
+
+// testBinary is the file name of pkg's test binary.
+func testBinary(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") + ".test" }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...) }
 

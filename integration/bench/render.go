@@ -209,6 +209,8 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("(fuzzed against it). Streamable HTTP sessions before 2026-07-28 use go-sdk's session.\n")
 	w("`bridge.TestDefaultCallPath` fails when a default configuration leaves the direct path.\n")
 
+	renderSearch(w, val)
+
 	if len(missing) > 0 {
 		return "", fmt.Errorf("metrics missing from the run: %s", strings.Join(keys(missing), ", "))
 	}
@@ -258,4 +260,54 @@ func dur(ns float64) string {
 		return fmt.Sprintf("%.1f µs", ns/1e3)
 	}
 	return fmt.Sprintf("%.0f ns", ns)
+}
+
+// renderSearch writes the section on tool search and deferred loading (issue 24).
+func renderSearch(w func(string, ...any), val func(name, unit string) float64) {
+	const up, q = "BenchmarkUpfrontTokens", "BenchmarkQuality"
+	w("\n## Tool search and deferred loading\n\n")
+	w("What the model reads before the user says anything, in o200k_base tokens (`bridge/tokens`; for\n")
+	w("Anthropic and Gemini the documented estimate): the whole `tools` array against\n")
+	w("`Toolset.Upfront()` with every tool deferred, per the vendors' documentation (the search tool;\n")
+	w("OpenAI's namespace names and descriptions; Anthropic's deferred tools are not in the prompt;\n")
+	w("Chat Completions and Gemini get only `search_tools`, whose description lists the servers).\n")
+	w("Anthropic's own tool-use system prompt is in neither. The sweep's tools are the capture in\n")
+	w("`bridge/toolsearch/testdata/sweep.json`, served in process with their schemas byte for byte\n")
+	w("(`BenchmarkUpfrontTokens`; `TestUpfrontTokens` fails at 10 %%).\n\n")
+	for _, set := range []struct{ key, name string }{{"sweep", "the compatibility sweep"}, {"suite", "the npm integration servers"}} {
+		w("| %s: %.0f tools | all loaded | deferred, bridge search | deferred, API search |\n|---|---|---|---|\n", set.name, val(up, set.key+"-tools"))
+		for _, f := range []string{"openai", "openai-responses", "anthropic", "gemini"} {
+			loaded := val(up, set.key+"-"+f+"-loaded-tokens")
+			client := val(up, set.key+"-"+f+"-client-tokens")
+			hosted := "—"
+			if f == "openai-responses" || f == "anthropic" {
+				h := val(up, set.key+"-"+f+"-hosted-tokens")
+				hosted = fmt.Sprintf("%s (%.1f %%)", thousands(h), 100*h/loaded)
+			}
+			w("| %s | %s | %s (%.1f %%) | %s |\n", f, thousands(loaded), thousands(client), 100*client/loaded, hosted)
+		}
+		w("\n")
+	}
+	w("Search quality (`BenchmarkQuality`, the numbers of `TestQuality`): recall@1, recall@5 and MRR\n")
+	w("of `bridge/toolsearch` against plain BM25 (k1 1.2, b 0.75, names and descriptions split at\n")
+	w("non-alphanumerics) over the sweep's %.0f tools. `testdata/queries.json` was written by reading\n", val(q, "tools"))
+	w("the tools before the ranking existed; the ranking was then tuned on its misses, so it is\n")
+	w("in-sample. `testdata/queries-heldout.json` was written after tuning and committed before its\n")
+	w("first run: the out-of-sample measure. A task is answered at the rank of the first of its tools.\n")
+	w("Targets: recall@5 ≥ 0.95, recall@1 ≥ 0.85 (`TestQuality` holds the main set to them).\n\n")
+	w("| queries | ranking | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|\n")
+	for _, set := range []struct{ key, name string }{{"main", "main (tuned on)"}, {"heldout", "held out"}} {
+		for _, who := range []struct{ key, name string }{{"ours", "toolsearch"}, {"plain", "plain BM25"}} {
+			p := set.key + "-" + who.key + "-"
+			w("| %.0f %s | %s | %.3f | %.3f | %.3f |\n", val(q, set.key+"-queries"), set.name, who.name, val(q, p+"recall@1"), val(q, p+"recall@5"), val(q, p+"MRR"))
+		}
+	}
+	w("\n| what | time | allocated |\n|---|---|---|\n")
+	w("| one query, top 10 of 1,000 tools (`BenchmarkSearch`; target < 1 ms) | %s | %s, %.0f allocs |\n",
+		dur(val("BenchmarkSearch", "ns/op")), bytesize(val("BenchmarkSearch", "B/op")), val("BenchmarkSearch", "allocs/op"))
+	w("| indexing 1,000 tools (`BenchmarkNew`; `Set.Search` does it once) | %s | %s |\n",
+		dur(val("BenchmarkNew", "ns/op")), bytesize(val("BenchmarkNew", "B/op")))
+	w("| counting the sweep's %.0f tokens of definitions (`BenchmarkSweep`) | %s | %s |\n",
+		val("BenchmarkSweep", "tokens"), dur(val("BenchmarkSweep", "ns/op")), bytesize(val("BenchmarkSweep", "B/op")))
+	w("\nThe 1,000 tools are the sweep's 450 and copies of them as further servers.\n")
 }
