@@ -299,7 +299,8 @@ func renderSearch(w func(string, ...any), val func(name, unit string) float64) {
 	for _, set := range []struct{ key, name string }{{"main", "main (tuned on)"}, {"heldout", "held out"}} {
 		for _, who := range []struct{ key, name string }{{"ours", "toolsearch"}, {"plain", "plain BM25"}} {
 			p := set.key + "-" + who.key + "-"
-			w("| %.0f %s | %s | %.3f | %.3f | %.3f |\n", val(q, set.key+"-queries"), set.name, who.name, val(q, p+"recall@1"), val(q, p+"recall@5"), val(q, p+"MRR"))
+			n := val(q, set.key+"-queries")
+			w("| %.0f %s | %s | %.3f | %.3f | %.3f |\n", n, set.name, who.name, val(q, p+"top1")/n, val(q, p+"top5")/n, val(q, p+"MRR"))
 		}
 	}
 	w("\n| what | time | allocated |\n|---|---|---|\n")
@@ -307,7 +308,7 @@ func renderSearch(w func(string, ...any), val func(name, unit string) float64) {
 		dur(val("BenchmarkSearch", "ns/op")), bytesize(val("BenchmarkSearch", "B/op")), val("BenchmarkSearch", "allocs/op"))
 	w("| indexing 1,000 tools (`BenchmarkNew`; `Set.Search` does it once) | %s | %s |\n",
 		dur(val("BenchmarkNew", "ns/op")), bytesize(val("BenchmarkNew", "B/op")))
-	w("| counting the sweep's %.0f tokens of definitions (`BenchmarkSweep`) | %s | %s |\n",
-		val("BenchmarkSweep", "tokens"), dur(val("BenchmarkSweep", "ns/op")), bytesize(val("BenchmarkSweep", "B/op")))
+	w("| counting the sweep's %s tokens of definitions (`BenchmarkSweep`) | %s | %s |\n",
+		thousands(val("BenchmarkSweep", "tokens")), dur(val("BenchmarkSweep", "ns/op")), bytesize(val("BenchmarkSweep", "B/op")))
 	w("\nThe 1,000 tools are the sweep's 450 and copies of them as further servers.\n")
 }
