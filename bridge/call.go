@@ -68,9 +68,13 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		}
 	}
 
-	// 3. Observe; 9. AfterCall when the call returns.
+	// 3. Observe; 9. AfterCall when the call returns. The observed ctx is bounded by the
+	// call timeout and by Close, and so is a model's call from its argument stage on: send
+	// need not bound it again (one deadline per call).
 	var ob *callObs
+	bounded := false
 	if s.opts.observed() {
+		bounded = true
 		var octx context.Context
 		octx, ob = s.observe(ctx, c.origin, c.method(), c.remote, c.args)
 		ctx = octx
@@ -101,13 +105,20 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		label = rt.label
 		// Our own work (validation) counts against the call's deadline like the server's.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
-		defer cancel()
+		if !bounded {
+			ctx, cancel = context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+			defer cancel()
+		}
 		a, err := s.modelArgs(ctx, rt, c.args)
 		if err != nil {
 			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
 		}
 		r.args = a
+		if !bounded { // Close ends the call from here on, as it would in send
+			stop := context.AfterFunc(s.life, cancel)
+			defer stop()
+			bounded = true
+		}
 	default:
 		label = rt.label
 		r.args = c.args
@@ -134,7 +145,7 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 	if c.exposed != nil {
 		r.res, err = s.sendExposed(ctx, c.exposed, in)
 	} else {
-		r.res, err = s.send(ctx, rt, r.args)
+		r.res, err = s.send(ctx, rt, r.args, bounded)
 	}
 	if err != nil {
 		return r, err

@@ -38,11 +38,20 @@ type session struct {
 // session dies during the request, the request is sent again on a new session only if it
 // cannot have reached the server or retryable says sending it twice is harmless.
 func (s *Server) do(ctx context.Context, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) error {
+	return s.doBounded(ctx, false, phase, what, retryable, fn)
+}
+
+// doBounded is do; bounded says ctx is already bounded by the call timeout (started no
+// later than here) and by Close, so that do need not bound it again.
+func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) error {
 	timeout := s.opts.callTimeout(s.cfg)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	stop := context.AfterFunc(s.life, cancel)
-	defer stop()
+	if !bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+		stop := context.AfterFunc(s.life, cancel)
+		defer stop()
+	}
 	for attempt := 0; ; attempt++ {
 		sess, release, err := s.sessionFor(ctx)
 		if err != nil {
@@ -80,10 +89,11 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 
 // send is a call's tools/call on the live session (see do: redial, retry rules, the call
 // timeout and Close), with WithCallMeta's _meta and the trace context, the session in the
-// span, and a progress token when the caller asked for progress.
-func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage) (*mcp.CallToolResult, error) {
+// span, and a progress token when the caller asked for progress. bounded says ctx is
+// already bounded by the call timeout and Close (see doBounded).
+func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded bool) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
-	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
+	err := s.doBounded(ctx, bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return ErrToolGone
 		}
