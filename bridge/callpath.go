@@ -59,9 +59,19 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 		}
 	}
 	res, err := sess.conn.CallTool(ctx, params, &opts)
+	if err != nil {
+		return s.continueCall(ctx, sess, params, err)
+	}
+	return res, nil
+}
+
+// continueCall finishes a direct call that ended in err: a result asking for input goes on
+// through go-sdk's loop; any other err is returned. (Apart from callOn so that errors.As's
+// target does not move to the heap on every call.)
+func (s *Server) continueCall(ctx context.Context, sess *session, params *mcp.CallToolParams, err error) (*mcp.CallToolResult, error) {
 	var ir *transport.InputRequiredError
 	if errors.As(err, &ir) {
 		return sess.cs.CallTool(ir.Continue(ctx), params)
 	}
-	return res, err
+	return nil, err
 }
