@@ -216,10 +216,24 @@ func encodeCallToolParams(p *mcp.CallToolParams, env json.RawMessage) (json.RawM
 
 // pendingCall is a direct call waiting for its response.
 type pendingCall struct {
-	done chan struct{}
-	resp *jsonrpc.Response // set before done is closed, unless err is
+	done chan struct{}     // buffered: receives one value when the call is answered or fails
+	resp *jsonrpc.Response // set before done is sent on, unless err is
 	err  error
 }
+
+// pendingPool recycles the pendingCalls of answered calls: whoever takes a call out of
+// directCalls.pending sends on its done exactly once, so once its caller received that
+// value nothing else touches it. (A call abandoned by its caller is not recycled.)
+var pendingPool = sync.Pool{New: func() any { return &pendingCall{done: make(chan struct{}, 1)} }}
+
+// release returns an answered call to the pool.
+func (pc *pendingCall) release() {
+	pc.resp, pc.err = nil, nil
+	pendingPool.Put(pc)
+}
+
+// finish answers the call; d.mu is not held and pc is out of d.pending.
+func (pc *pendingCall) finish() { pc.done <- struct{}{} }
 
 // directCalls is the table of a connection's direct calls. The connection's reader
 // passes what it reads through deliver, and calls terminate when it ends.
@@ -240,11 +254,12 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pc := &pendingCall{done: make(chan struct{})}
+	pc := pendingPool.Get().(*pendingCall)
 	d.mu.Lock()
 	if d.term != nil {
 		err := d.term
 		d.mu.Unlock()
+		pc.release()
 		return nil, fmt.Errorf("%w: calling %q: client is closing: %v", mcp.ErrConnectionClosed, method, err)
 	}
 	d.lastID--
@@ -256,7 +271,9 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 	d.mu.Unlock()
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: |n| < 2^53
 	if err := write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		d.forget(n)
+		if d.forget(n) {
+			pc.release()
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -266,17 +283,20 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 	case <-pc.done:
 	case <-ctx.Done():
 		if d.forget(n) {
+			pc.release() // nothing can answer it any more
 			go notifyCancelled(write, n, ctx)
 		}
 		return nil, ctx.Err()
 	}
-	if pc.err != nil {
-		return nil, fmt.Errorf("calling %q: %w", method, pc.err)
+	resp, perr := pc.resp, pc.err
+	pc.release()
+	if perr != nil {
+		return nil, fmt.Errorf("calling %q: %w", method, perr)
 	}
-	if pc.resp.Error != nil {
-		return nil, fmt.Errorf("calling %q: %w", method, pc.resp.Error)
+	if resp.Error != nil {
+		return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
 	}
-	return pc.resp.Result, nil
+	return resp.Result, nil
 }
 
 // forget drops a pending call and reports whether it was still pending.
@@ -328,7 +348,7 @@ func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 		d.mu.Unlock()
 		if pc != nil { // else: a call abandoned by its caller
 			pc.resp = r
-			close(pc.done)
+			pc.finish()
 		}
 	}
 	clear(msgs[len(out):])
@@ -344,7 +364,7 @@ func (d *directCalls) terminate(err error) {
 	}
 	for n, pc := range d.pending {
 		pc.err = err
-		close(pc.done)
+		pc.finish()
 		delete(d.pending, n)
 	}
 }
