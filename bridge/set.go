@@ -70,13 +70,23 @@ type Set struct {
 // returns the tools of every server that could be reached; failures are logged through
 // slog.Default() and skipped. Close the result (Tools.Close) when done. Invalid input
 // (servers without an ID, duplicate IDs) or a Required server that failed gives no tools.
+// When no server offers the model a tool, every server it connected (app-only ones
+// included) is closed before it returns: an empty result has nothing left to close.
 func ConnectServers(cfgs []ServerConfig) Tools {
 	set, err := Connect(context.Background(), cfgs, nil)
 	if err != nil {
 		slog.Default().Error("mcp servers not connected", "err", err)
 		return nil
 	}
-	return set.Tools()
+	tools := set.Tools()
+	if len(tools) == 0 {
+		// Tools.Close finds the Set through the tools; with none, nobody could close it.
+		if err := set.Close(); err != nil {
+			slog.Default().Warn("mcp servers closed: no model-visible tool", "err", err)
+		}
+		return nil
+	}
+	return tools
 }
 
 // Connect dials every server concurrently, lists every page of its tools and returns the Set
