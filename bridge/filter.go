@@ -9,9 +9,11 @@ import "strings"
 //
 // Patterns follow the servers file's tool include/exclude globs (path.Match: "*", "?",
 // "[a-z]"); a pattern starting with "!" excludes. A tool is kept when it matches some
-// include pattern (or there are none) and no exclude pattern. A malformed pattern matches
-// no name. Filtering changes only what the agent is given: a tool filtered out here stays
-// callable by MCP Apps through Set.Proxy when its _meta.ui.visibility allows.
+// include pattern (or there are none) and no exclude pattern. A malformed pattern (such as
+// "!delete_[*") fails closed: Filter then returns no tools at all, since a typo in a deny
+// pattern must not let through the tools it aimed at. Filtering changes only what the agent
+// is given: a tool filtered out here stays callable by MCP Apps through Set.Proxy when its
+// _meta.ui.visibility allows.
 func (t Tools) Filter(patterns ...string) Tools {
 	var include, exclude []string
 	for _, p := range patterns {
@@ -22,6 +24,11 @@ func (t Tools) Filter(patterns ...string) Tools {
 		}
 	}
 	out := make(Tools, 0, len(t))
+	for _, pats := range [][]string{include, exclude} {
+		if _, err := matchAnyErr(pats, ""); err != nil {
+			return out
+		}
+	}
 	for _, tool := range t {
 		if selected(include, exclude, tool.Name) {
 			out = append(out, tool)

@@ -461,8 +461,12 @@ func TestToolsFilter(t *testing.T) {
 		{[]string{"!delete_*"}, "broken,read_file"},
 		{[]string{"*_file", "!delete_*"}, "read_file"},
 		{[]string{"b?oken", "read_[a-z]*"}, "broken,read_file"},
-		{[]string{"[bad"}, ""}, // a malformed pattern matches nothing
-		{[]string{"*", "![bad"}, "broken,delete_file,read_file"},
+		// A malformed pattern fails closed: whatever it aimed at, no tool gets through.
+		{[]string{"[bad"}, ""},
+		{[]string{"*", "![bad"}, ""},
+		{[]string{"!delete_[*"}, ""},
+		{[]string{"read_*", "!delete_[*"}, ""},
+		{[]string{`!delete_\`}, ""},
 	}
 	for _, tt := range tests {
 		if got := strings.Join(names(set.Tools().Filter(tt.patterns...)), ","); got != tt.want {
