@@ -86,6 +86,9 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 			ob.end(octx, size, isError, err)
 		}()
 	}
+	// The server's text in an error (a tool's error, a JSON-RPC error) may quote a secret
+	// it was sent: masked before the caller and AfterCall see it (secrets.go).
+	defer func() { err = s.secrets.maskCall(ctx, err, &r.text) }()
 
 	// 1, 2 (a model's calls). Resolve and check.
 	var label string

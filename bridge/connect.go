@@ -28,6 +28,10 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	ctx, span := o.tel.startConnect(ctx, cfg.ID)
 	statusCtx := ctx // for OnStatus: without the connect timeout set below
 	fail := func(s *Server, serr *ServerError, timings []PhaseTiming) (*Server, *ServerError) {
+		if s != nil {
+			// The server's text (an error message, its stderr) may quote a secret.
+			serr = s.secrets.maskErr(ctx, serr).(*ServerError)
+		}
 		span.end(nil, serr)
 		st := ServerStatus{ID: cfg.ID}
 		if s != nil {

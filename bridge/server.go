@@ -29,6 +29,8 @@ type Server struct {
 	oauth  *oauth.Handler // nil unless cfg.Auth is set
 	// configErr is a configuration problem found by newServer; open reports it.
 	configErr error
+	// secrets are masked in the server's errors and log lines (secrets.go).
+	secrets *secretBook
 
 	life context.Context // cancelled by Close: in-flight calls and redials end with it
 	stop context.CancelFunc
@@ -73,18 +75,21 @@ const firstBackoff = 500 * time.Millisecond
 
 func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	life, stop := context.WithCancel(context.Background())
-	log := o.logger.With("server", cfg.ID)
+	book := newSecretBook(cfg)
+	log := slog.New(&maskingHandler{inner: o.logger.Handler(), book: book}).With("server", cfg.ID)
 	s := &Server{
-		cfg:    cfg,
-		opts:   o,
-		log:    log,
-		set:    set,
-		life:   life,
-		stop:   stop,
-		spec:   transportSpec(cfg, o, log),
-		remote: map[string]*remoteTool{},
-		status: ServerStatus{ID: cfg.ID},
+		cfg:     cfg,
+		opts:    o,
+		log:     log,
+		set:     set,
+		life:    life,
+		stop:    stop,
+		spec:    transportSpec(cfg, o, log),
+		secrets: book,
+		remote:  map[string]*remoteTool{},
+		status:  ServerStatus{ID: cfg.ID},
 	}
+	s.spec.OnCredential = book.addCredential
 	caps := &mcp.ClientCapabilities{}
 	if !o.DisableAppsExtension {
 		caps.AddExtension(apps.ExtensionID, apps.ClientCapability())

@@ -43,7 +43,9 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 
 // doBounded is do; bounded says ctx is already bounded by the call timeout (started no
 // later than here) and by Close, so that do need not bound it again.
-func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) error {
+func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) (err error) {
+	// The server's text may quote a secret it was sent.
+	defer func() { err = s.secrets.maskErr(ctx, err) }()
 	timeout := s.opts.callTimeout(s.cfg)
 	if !bounded {
 		var cancel context.CancelFunc

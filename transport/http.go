@@ -33,8 +33,11 @@ type roundTripper struct {
 	env      *envelope // records go-sdk's server/discover _meta (Streamable HTTP only)
 
 	// secrets are the strings no error may show: the endpoint's userinfo, query values and
-	// bare query keys, and the header values.
+	// bare query keys, and the header values (with their credentials).
 	secrets []string
+	// onCredential is Spec.OnCredential; lastCred the credentials it was last called with.
+	onCredential func(string)
+	lastCred     atomic.Pointer[string]
 
 	reached  atomic.Bool
 	fallback atomic.Bool
@@ -71,14 +74,14 @@ func newRoundTripper(s Spec, k Kind, ep *endpoint, cp *capture) *roundTripper {
 		captures: k == KindHTTP,
 		detect:   k == KindHTTP,
 		budget:   newBudget(s.MaxFrameBytes),
+
+		onCredential: s.OnCredential,
 	}
 	withUser := *ep.real
 	withUser.User = ep.user
 	rt.secrets = redact.URLSecrets(&withUser)
 	for k, v := range s.Headers {
-		if v != "" {
-			rt.secrets = append(rt.secrets, v)
-		}
+		rt.secrets = append(rt.secrets, redact.HeaderSecrets(v)...)
 		if strings.EqualFold(k, "Host") {
 			rt.host = v
 			continue
@@ -123,6 +126,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		own = hostKey(out.URL) == hostKey(rt.ep.real)
 	}
 	if own {
+		if a := req.Header.Get("Authorization"); a != "" && rt.headers.Get("Authorization") == "" && perCall.Get("Authorization") == "" {
+			rt.sentCredential(a) // set by go-sdk's OAuth handler
+		}
 		for k, vs := range rt.headers {
 			out.Header[k] = append([]string(nil), vs...)
 		}
@@ -314,18 +320,38 @@ func isInitialize(body []byte) bool {
 	return found
 }
 
-// secretsWith returns the strings no error may show: the connection's own secrets and the
-// values of the call's per-call headers (bridge.WithCallHeaders).
+// secretsWith returns the strings no error may show: the connection's own secrets, the
+// OAuth credentials last sent and the values of the call's per-call headers (bridge.WithCallHeaders).
 func (rt *roundTripper) secretsWith(perCall http.Header) []string {
-	if len(perCall) == 0 {
+	cred := rt.lastCred.Load()
+	if len(perCall) == 0 && cred == nil {
 		return rt.secrets
 	}
 	s := slices.Clone(rt.secrets)
-	for _, vs := range perCall {
+	if cred != nil {
+		s = append(s, redact.HeaderSecrets(*cred)...)
+	}
+	return append(s, headerSecrets(perCall)...)
+}
+
+// sentCredential records an Authorization value the transport did not set itself and
+// reports each new one to Spec.OnCredential.
+func (rt *roundTripper) sentCredential(v string) {
+	if last := rt.lastCred.Load(); last != nil && *last == v {
+		return
+	}
+	rt.lastCred.Store(&v)
+	if rt.onCredential != nil {
+		rt.onCredential(v)
+	}
+}
+
+// headerSecrets returns every value of h with its credentials.
+func headerSecrets(h http.Header) []string {
+	var s []string
+	for _, vs := range h {
 		for _, v := range vs {
-			if v != "" {
-				s = append(s, v)
-			}
+			s = append(s, redact.HeaderSecrets(v)...)
 		}
 	}
 	return s

@@ -79,6 +79,11 @@ type Spec struct {
 	// each request as sent, with the real URL and every header in place (the bridge adds
 	// DPoP proofs with it).
 	WrapBase func(http.RoundTripper) http.RoundTripper
+	// OnCredential, when set, is called with each new Authorization header value the
+	// transport sends to the endpoint that neither Headers nor a per-call header set (the
+	// OAuth handler's bearer token), so the caller can mask it in text it shows. It is
+	// called on the request's goroutine and must not block.
+	OnCredential func(value string)
 }
 
 // Kinds returns the transport kinds to try for s, in order: an explicit Kind

@@ -443,7 +443,7 @@ func TestStdioEnvAndStderr(t *testing.T) {
 	ctx := testCtx(t)
 	var logs logBuffer
 	spec := stdioSpec(t, "envsrv", "env")
-	spec.Env["MCPB_ADDED"] = "added-value"
+	spec.Env["MCPB_ADDED"] = "added"
 	spec.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c, err := transport.Open(spec, transport.KindStdio)
 	if err != nil {
@@ -451,10 +451,10 @@ func TestStdioEnvAndStderr(t *testing.T) {
 	}
 	cs := session(t, ctx, c)
 	listAll(t, ctx, cs)
-	want := "ADDED=added-value PARENT=from-parent\n"
+	want := "ADDED=added PARENT=from-parent\n"
 	waitFor(t, "env line in stderr", 10*time.Second, func() bool { return strings.Contains(c.Stderr(), want) })
 	waitFor(t, "stderr line logged", 10*time.Second, func() bool {
-		return strings.Contains(logs.String(), `"server":"envsrv","line":"ADDED=added-value PARENT=from-parent"`)
+		return strings.Contains(logs.String(), `"server":"envsrv","line":"ADDED=added PARENT=from-parent"`)
 	})
 	if c.PID() <= 0 {
 		t.Errorf("PID() = %d", c.PID())

@@ -15,6 +15,8 @@ type console struct {
 	tty    bool // w is a terminal: status lines and \r updates
 	color  bool // tty and NO_COLOR empty or unset
 	status string
+	// mask, when set, masks secrets in what is written (cliEnv.secrets).
+	mask func([]byte) []byte
 }
 
 func newConsole(w io.Writer) *console {
@@ -46,7 +48,14 @@ func (c *console) Write(p []byte) (int, error) {
 	if c.status != "" {
 		io.WriteString(c.w, clearLine)
 	}
-	n, err := c.w.Write(p)
+	q := p
+	if c.mask != nil {
+		q = c.mask(p)
+	}
+	n, err := c.w.Write(q)
+	if err == nil {
+		n = len(p)
+	}
 	if c.status != "" {
 		io.WriteString(c.w, c.status)
 	}

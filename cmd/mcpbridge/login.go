@@ -28,7 +28,7 @@ const defaultLoginWait = 5 * time.Minute
 // person again, even when a token is stored; the stored one is replaced only on success.
 func runLogin(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
 	log := newLogger(env.stderr, levelFor(fl, slog.LevelWarn))
-	cf, err := readConfig(args[0], log)
+	cf, err := readConfig(env, args[0], log)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func loginError(err error) error {
 // runLogout forgets the stored tokens of the named servers.
 func runLogout(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
 	log := newLogger(env.stderr, levelFor(fl, slog.LevelWarn))
-	cf, err := readConfig(args[0], log)
+	cf, err := readConfig(env, args[0], log)
 	if err != nil {
 		return err
 	}

@@ -61,8 +61,20 @@ func serveStdio(kind string) int {
 		}
 		fmt.Println(os.Getenv(tokenEnv))
 		return 0
+	case "echoenv": // prints its arguments and environment to stderr, then serves "basic"
+		fmt.Fprintln(os.Stderr, "the env server: args", os.Args[1:], "token", os.Getenv("API_TOKEN"), "config", os.Getenv("SERVICE_CONFIG"))
+		s := newTestServer("basic")
+		s.AddTool(&mcp.Tool{Name: "env", Description: "Shows its environment.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return textResult("token " + os.Getenv("API_TOKEN") + " config " + os.Getenv("SERVICE_CONFIG")), nil
+			})
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
 	case "echoargs": // prints its arguments and API_TOKEN to stderr, then fails like crash
-		fmt.Fprintln(os.Stderr, "echoargs: started with", os.Args[1:], "token", os.Getenv("API_TOKEN"))
+		fmt.Fprintln(os.Stderr, "the args server started with", os.Args[1:], "token", os.Getenv("API_TOKEN"))
 		return 3
 	case "crash":
 		for i := 1; i <= 14; i++ {

@@ -120,7 +120,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		level = slog.LevelDebug
 	}
 	log := newLogger(con, level)
-	cf, err := readConfig(path, log)
+	cf, err := readConfig(env, path, log)
 	if err != nil {
 		return err
 	}

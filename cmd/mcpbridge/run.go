@@ -22,11 +22,22 @@ type cliEnv struct {
 	stdout  io.Writer
 	stderr  *console
 	openURL func(string) error // opens the system browser (login)
+	// secrets are masked in everything written to stdout and stderr and in the final
+	// error; readConfig fills it.
+	secrets *secretList
 }
 
 // run is the whole program: args without the program name; it never exits the process.
+// Once the servers file is read, no output and no error shows a secret of it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	env := &cliEnv{stdout: stdout, stderr: newConsole(stderr), openURL: openBrowser}
+	secrets := &secretList{}
+	env := &cliEnv{stdout: &maskWriter{w: stdout, l: secrets}, stderr: newConsole(stderr), openURL: openBrowser, secrets: secrets}
+	env.stderr.mask = secrets.mask
+	return secrets.maskErr(runCommand(ctx, env, args, stderr))
+}
+
+// runCommand parses args and runs the command they name.
+func runCommand(ctx context.Context, env *cliEnv, args []string, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainUsage())
 		return &exitError{code: exitUsage, err: errors.New("no command given"), quiet: true}
@@ -89,12 +100,14 @@ func newLogger(con *console, level slog.Level) *slog.Logger {
 	}))
 }
 
-// readConfig loads FILE and logs its warnings; errors are usage errors (exit 1).
-func readConfig(path string, log *slog.Logger) (*bridge.ConfigFile, error) {
+// readConfig loads FILE and logs its warnings; errors are usage errors (exit 1). From then
+// on env's output masks the file's secrets.
+func readConfig(env *cliEnv, path string, log *slog.Logger) (*bridge.ConfigFile, error) {
 	cf, err := bridge.ReadConfig(path)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	env.secrets.addServers(cf.Servers)
 	for _, w := range cf.Warnings {
 		log.Warn(w)
 	}

@@ -26,7 +26,7 @@ func runServe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	if err := serve.CheckAddr(fl.addr); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	cf, err := readConfig(args[0], log)
+	cf, err := readConfig(env, args[0], log)
 	if err != nil {
 		return err
 	}

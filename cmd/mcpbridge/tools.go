@@ -24,7 +24,7 @@ func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (se
 		level = slog.LevelDebug
 	}
 	log := newLogger(env.stderr, level)
-	cf, err := readConfig(path, log)
+	cf, err := readConfig(env, path, log)
 	if err != nil {
 		return nil, 0, err
 	}

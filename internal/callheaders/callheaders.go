@@ -7,6 +7,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // key is the context key of the headers set by With.
@@ -45,4 +47,21 @@ func owned(k string) bool {
 		return true
 	}
 	return strings.HasPrefix(k, "Mcp-")
+}
+
+// Secrets returns the strings of the per-call headers on ctx to mask in free text (a
+// server's error messages): by the rule of redact.InFreeText, every value of a
+// credential-named header (Authorization, X-Api-Key, ...) and other values from
+// redact.MinEnvSecretLen bytes, each with its credentials (redact.HeaderSecrets). The
+// transport's own errors mask every per-call value. nil when ctx carries none.
+func Secrets(ctx context.Context) []string {
+	var s []string
+	for k, vs := range From(ctx) {
+		for _, v := range vs {
+			if redact.InFreeText(k, v) {
+				s = append(s, redact.HeaderSecrets(v)...)
+			}
+		}
+	}
+	return s
 }

@@ -41,15 +41,16 @@ func ArgSecrets(args []string) []string {
 	return s
 }
 
-// EnvSecrets returns the values of the variables in env whose names look like credentials
-// (GITHUB_TOKEN, API_KEY, DB_PASSWORD, ...; the rule of [Args]), for scrubbing them from text
-// the program itself prints. Every environment value is masked where the configuration is
-// shown ([Keys]); only these are searched for in free text, where masking every value
-// ("1", "/tmp") would make it unreadable.
+// EnvSecrets returns the environment values to scrub from text the program itself prints
+// (its stderr) or a server sends back: every value of a variable whose name looks like a
+// credential (GITHUB_TOKEN, API_KEY, DB_PASSWORD, ...; the rule of [Args]), and every other
+// value of at least [MinEnvSecretLen] bytes. Every environment value is masked where the
+// configuration is shown ([Keys]); in free text, masking short settings ("1", "info",
+// "3000") would make it unreadable.
 func EnvSecrets(env map[string]string) []string {
 	var s []string
 	for name, v := range env {
-		if v != "" && credentialName(name) {
+		if InFreeText(name, v) {
 			s = append(s, v)
 		}
 	}

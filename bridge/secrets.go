@@ -1,0 +1,243 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/ttalk/mcpbridge/internal/callheaders"
+	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/results"
+)
+
+// Secrets a server may quote back. A server's error messages, its stderr and its tool errors
+// are text the bridge did not write: a server may quote the Authorization header it was
+// sent, echo its environment, or put an API key in a JSON-RPC error. Every secret the bridge
+// knows of a server is masked ("***") wherever such text leaves the bridge: in the errors of
+// calls and start-up (Handler, Invoke, CallTool, ReadResource, Ping, Set.Failed, OnStatus,
+// CallEnd.Err) and in every log line of the server's logger. The secrets are those of the
+// configuration (URL userinfo and query values, header values and their credentials,
+// environment values, credential arguments, the OAuth client secret and private key), the
+// OAuth access tokens the transport sent, and the per-call headers of the call at hand
+// (WithCallHeaders).
+
+// maxCreds is how many OAuth credentials a secretBook remembers (the newest).
+const maxCreds = 4
+
+// secretBook holds the secret strings of one server.
+type secretBook struct {
+	static []string // from the configuration; never changes
+
+	mu    sync.Mutex // a leaf lock: nothing is called while it is held
+	creds [][]string // the secrets of the OAuth credentials the transport sent, newest last
+}
+
+func newSecretBook(cfg ServerConfig) *secretBook {
+	s := redact.ConfigSecrets(cfg.URL, cfg.Headers, cfg.Env, cfg.Args)
+	if a := cfg.Auth; a != nil {
+		s = redact.WithJSONSpellings(append(s, a.ClientSecret, a.PrivateKey))
+	}
+	return &secretBook{static: s}
+}
+
+// addCredential remembers an Authorization value the transport sent (transport.Spec's
+// OnCredential).
+func (b *secretBook) addCredential(v string) {
+	s := redact.WithJSONSpellings(redact.HeaderSecrets(v))
+	b.mu.Lock()
+	b.creds = append(b.creds, s)
+	if n := len(b.creds) - maxCreds; n > 0 {
+		b.creds = b.creds[n:]
+	}
+	b.mu.Unlock()
+}
+
+// list returns every secret to mask in text about a request made under ctx.
+func (b *secretBook) list(ctx context.Context) []string {
+	b.mu.Lock()
+	creds := b.creds
+	b.mu.Unlock()
+	perCall := callheaders.Secrets(ctx)
+	if len(creds) == 0 && len(perCall) == 0 {
+		return b.static
+	}
+	s := append([]string(nil), b.static...)
+	for _, c := range creds {
+		s = append(s, c...)
+	}
+	return append(s, redact.WithJSONSpellings(perCall)...)
+}
+
+// maskErr returns err with every secret of the server (and of ctx's per-call headers) masked
+// in its text; err itself when it shows none. The result keeps what callers inspect: a
+// *ServerError stays one (Server and Phase kept), a *results.ToolError stays one (its Text
+// masked), errors.Is sees the whole original chain (sentinels carry no secret), and
+// errors.As finds a *jsonrpc.Error (a copy with Message and Data masked).
+func (b *secretBook) maskErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	secrets := b.list(ctx)
+	if !showsSecret(err, secrets) {
+		return err
+	}
+	return scrubErr(err, secrets)
+}
+
+// maskCall is maskErr for the outcome of a call: when err had to be masked, so has the
+// text the caller gets with it (a tool error's text is the error's).
+func (b *secretBook) maskCall(ctx context.Context, err error, text *string) error {
+	if err == nil {
+		return nil
+	}
+	m := b.maskErr(ctx, err)
+	if m != err && *text != "" {
+		*text = redact.String(*text, b.list(ctx))
+	}
+	return m
+}
+
+// showsSecret reports whether err's text, or the stderr a *ServerError carries, holds one
+// of secrets.
+func showsSecret(err error, secrets []string) bool {
+	text := err.Error()
+	var se *ServerError
+	if errors.As(err, &se) {
+		text += se.Stderr
+	}
+	return redact.String(text, secrets) != text
+}
+
+func scrubErr(err error, secrets []string) error {
+	switch e := err.(type) {
+	case *ServerError:
+		c := *e
+		c.Stderr = redact.String(e.Stderr, secrets)
+		if e.Err != nil {
+			if t := e.Err.Error(); redact.String(t, secrets) != t {
+				c.Err = scrubErr(e.Err, secrets)
+			}
+		}
+		return &c
+	case *hookError:
+		return &hookError{scrubErr(e.ServerError, secrets).(*ServerError)}
+	case *results.ToolError:
+		return &results.ToolError{Text: redact.String(e.Text, secrets)}
+	case *DeniedError:
+		return &DeniedError{Tool: e.Tool, Reason: redact.String(e.Reason, secrets)}
+	}
+	return &maskedError{msg: redact.String(err.Error(), secrets), orig: err, secrets: secrets}
+}
+
+// maskedError is an error whose text had secrets masked (see secretBook.maskErr). It does
+// not unwrap, since the original would print them.
+type maskedError struct {
+	msg     string
+	orig    error
+	secrets []string
+}
+
+func (e *maskedError) Error() string { return e.msg }
+
+// Is reports whether the original error chain matches target: a yes or no shows no text.
+func (e *maskedError) Is(target error) bool { return errors.Is(e.orig, target) }
+
+// As finds, in the original chain, the error types callers inspect, as masked copies.
+func (e *maskedError) As(target any) bool {
+	switch t := target.(type) {
+	case **jsonrpc.Error:
+		var je *jsonrpc.Error
+		if !errors.As(e.orig, &je) {
+			return false
+		}
+		c := *je
+		c.Message = redact.String(je.Message, e.secrets)
+		if len(je.Data) > 0 {
+			if d := redact.String(string(je.Data), e.secrets); d != string(je.Data) {
+				c.Data = json.RawMessage(marshalNoEscape(d))
+			}
+		}
+		*t = &c
+		return true
+	case **results.ToolError:
+		var te *results.ToolError
+		if !errors.As(e.orig, &te) {
+			return false
+		}
+		*t = &results.ToolError{Text: redact.String(te.Text, e.secrets)}
+		return true
+	}
+	return false
+}
+
+// maskingHandler is the slog.Handler of a server's logger: every message and attribute
+// (strings, errors, anything printed) has the server's secrets masked, and those of the
+// per-call headers when the record is logged with the call's context.
+type maskingHandler struct {
+	inner slog.Handler
+	book  *secretBook
+}
+
+func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.inner.Enabled(ctx, l)
+}
+
+func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
+	secrets := h.book.list(ctx)
+	nr := slog.NewRecord(r.Time, r.Level, redact.String(r.Message, secrets), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		nr.AddAttrs(maskAttr(a, secrets))
+		return true
+	})
+	return h.inner.Handle(ctx, nr)
+}
+
+func (h *maskingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	secrets := h.book.list(context.Background())
+	masked := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		masked[i] = maskAttr(a, secrets)
+	}
+	return &maskingHandler{inner: h.inner.WithAttrs(masked), book: h.book}
+}
+
+func (h *maskingHandler) WithGroup(name string) slog.Handler {
+	return &maskingHandler{inner: h.inner.WithGroup(name), book: h.book}
+}
+
+// maskAttr masks secrets in a's value: a string, or the text of an error or any other
+// value, which then becomes a string. Values without a secret are kept as they are.
+func maskAttr(a slog.Attr, secrets []string) slog.Attr {
+	v := a.Value.Resolve()
+	var text string
+	switch v.Kind() {
+	case slog.KindString:
+		text = v.String()
+	case slog.KindGroup:
+		g := v.Group()
+		masked := make([]any, len(g))
+		for i, ga := range g {
+			masked[i] = maskAttr(ga, secrets)
+		}
+		return slog.Group(a.Key, masked...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			text = x.Error()
+		case fmt.Stringer:
+			text = x.String()
+		default:
+			text = fmt.Sprint(x)
+		}
+	default:
+		return slog.Attr{Key: a.Key, Value: v}
+	}
+	if m := redact.String(text, secrets); m != text {
+		return slog.String(a.Key, m)
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
