@@ -207,6 +207,15 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 				return usageErr("call: no tool %q; the model sees it as %q (server %s)", name, t.Name, t.Server.ID())
 			}
 		}
+		if failed := set.Failed(); len(failed) > 0 {
+			// The tool may be on a server that was skipped (one that needs a login, say):
+			// that is a failed server (exit 2), and its error says what to do.
+			errs := make([]error, len(failed))
+			for i, f := range failed {
+				errs[i] = f
+			}
+			return &exitError{code: exitFailed, err: fmt.Errorf("call: tool %q not found; %d server(s) failed, so their tools are unknown:\n%w", name, len(failed), errors.Join(errs...))}
+		}
 		return usageErr("call: no model-visible tool %q (see: mcpbridge tools %s)", name, path)
 	}
 	text, err := tool.Handler(ctx, json.RawMessage(input))
