@@ -45,6 +45,7 @@ const bigResultBytes = 17 << 20
 //	vanish         the first start lists the extra tool "vanish"; later starts do not
 //	stderrflood    writes 2 MiB to stderr, then serves
 //	stderrfail     writes 2 MiB to stderr and a last line, then exits 1
+//	deepschema     also lists "deep", whose inputSchema nests deepSchemaLevels levels
 //	sdk            a go-sdk server (see newChaosServer)
 //
 // Every start is appended to the spawn log first.
@@ -214,6 +215,10 @@ func (s *rawServer) tools() []any {
 		map[string]any{"name": "big", "description": "A 17 MiB result.", "inputSchema": obj},
 		map[string]any{"name": "hang", "description": "Never answers.", "inputSchema": obj},
 	}
+	if s.mode == "deepschema" {
+		tools = append(tools, map[string]any{"name": "deep", "description": "A schema nested past decoders' depth limits.",
+			"inputSchema": json.RawMessage(deepSchema(deepSchemaLevels))})
+	}
 	if s.mode == "vanish" && s.spawn == 1 {
 		tools = append(tools, map[string]any{"name": "vanish", "description": "Gone after a restart.", "inputSchema": obj})
 	}
@@ -291,4 +296,12 @@ func newChaosServer(event func(string)) *mcp.Server {
 			}
 		})
 	return srv
+}
+
+// deepSchemaLevels is past the nesting depth go-sdk's JSON decoder accepts.
+const deepSchemaLevels = 1001
+
+// deepSchema is an object schema whose properties nest n levels deep.
+func deepSchema(n int) string {
+	return strings.Repeat(`{"type":"object","properties":{"a":`, n) + `{}` + strings.Repeat(`}}`, n)
 }

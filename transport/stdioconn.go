@@ -128,6 +128,11 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		msgs, derr := decodeLine(line, s.scratch[:0])
+		if errors.Is(derr, errTooDeep) {
+			if r := tooDeepAnswer(line); r != nil {
+				msgs, derr = append(msgs[:0], r), nil
+			}
+		}
 		if derr != nil {
 			s.noise.line(line, false)
 			continue

@@ -24,6 +24,9 @@ const maxDepth = 1000
 // errNotJSONRPC marks a line that is not a JSON-RPC 2.0 message (or batch).
 var errNotJSONRPC = errors.New("not a JSON-RPC 2.0 message")
 
+// errTooDeep marks a line nested deeper than maxDepth.
+var errTooDeep = fmt.Errorf("%w: nested deeper than %d", errNotJSONRPC, maxDepth)
+
 // decodeLine decodes one line (no newline, surrounding whitespace allowed) as
 // a JSON-RPC message or a non-empty batch of them, appending to msgs. The
 // messages do not alias line. Any error means the line is not protocol.
@@ -285,7 +288,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 				continue
 			case '{', '[':
 				if depth+len(open) >= maxDepth {
-					return 0, fmt.Errorf("%w: nested deeper than %d", errNotJSONRPC, maxDepth)
+					return 0, errTooDeep
 				}
 				open = append(open, c)
 			case '}', ']':
