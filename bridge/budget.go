@@ -4,7 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
+
+// capDescription cuts desc to at most max bytes (on a UTF-8 boundary) plus a marker saying
+// how much was cut; ok is false when it was cut. max < 0 means no cap.
+func capDescription(desc string, max int) (string, bool) {
+	if max < 0 || len(desc) <= max {
+		return desc, true
+	}
+	head := desc[:max]
+	for len(head) > 0 && !utf8.RuneStart(desc[len(head)]) {
+		head = head[:len(head)-1]
+	}
+	return fmt.Sprintf("%s… [description cut: %d of %d bytes shown]", head, len(head), len(desc)), false
+}
 
 // errListBudget is wrapped by the error of a listing over MaxListTools or MaxListBytes.
 var errListBudget = errors.New("tool listing over budget")

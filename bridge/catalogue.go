@@ -189,6 +189,10 @@ func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]
 			continue
 		}
 		rt := newRemoteTool(t)
+		if d, ok := capDescription(rt.tool.Description, s.opts.MaxDescriptionBytes); !ok {
+			rt.tool.Description = d
+			problem(t.Name, fmt.Sprintf("description is %d bytes, over Options.MaxDescriptionBytes (%d): cut", len(t.Description), s.opts.MaxDescriptionBytes), false)
+		}
 		rt.schema, rt.meta, rt.outputSchema = schema, parts.Meta, parts.OutputSchema
 		var uiProblems []string
 		rt.ui, uiProblems = apps.ParseToolUI(t.Meta)

@@ -502,11 +502,13 @@
 // every library in the host would become the host's zombie to reap.)
 //
 // Schemas too deep for go-sdk's decoder: go-sdk v1.8.0 refuses any JSON-RPC message nested
-// more than 1,000 levels, before the bridge can look at it; for Streamable HTTP it fails the
-// connection while decoding the whole tools/list answer. Re-decoding per tool would mean
-// rewriting the message before go-sdk reads it (in the HTTP body and in the stdio line
-// reader), which the bridge does not do; such a server fails in phase tools/list with
-// go-sdk's "exceeded maximum nesting depth" and costs the other servers nothing.
+// more than 1,000 levels, before the bridge can look at it. Over Streamable HTTP it fails
+// the request at once while decoding the whole answer; on stdio the bridge's line reader
+// answers such a response for its request at once with an error saying so (a response
+// dropped as noise would leave the request to wait out its timeout). Either way the tools/list
+// with a schema nested that deep fails at once, in phase tools/list, and costs the other
+// servers nothing. Re-decoding per tool would mean rewriting the message before go-sdk
+// reads it, which the bridge does not do.
 //
 // # Limits
 //
@@ -541,6 +543,12 @@
 //   - Options.MaxSchemaNodes, default 5,000 (DefaultMaxSchemaNodes): subschemas in one schema,
 //     which bounds compile time (the validator compiles in time quadratic in them: 30,000 took a
 //     minute). Over it: as for MaxSchemaCost.
+//   - Options.MaxDescriptionBytes, default 8 KiB (DefaultMaxDescriptionBytes): one tool's
+//     description as the model gets it (<0: no cap). Over it: the head is kept (cut on a UTF-8
+//     boundary) with a marker saying how much was cut, and a ToolProblem.
+//   - 1,000 (fixed, transport.MaxMessageDepth): nesting of one JSON-RPC message (go-sdk decodes no
+//     deeper). Over it: the request that message answers fails at once (a tools/list with a schema
+//     nested that deep fails the server in phase tools/list).
 //   - 1,000 (fixed, maxListPages): pages of one tools/list (a repeated cursor also ends it). Over
 //     it: as for MaxListTools.
 //   - 16 KiB (fixed, MaxInstructionsBytes): a server's instructions kept (Server.Instructions),

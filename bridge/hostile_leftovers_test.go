@@ -3,9 +3,11 @@ package bridge_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/bridge"
 )
@@ -34,6 +36,50 @@ func TestHostileDeepSchemaFailsAtOnce(t *testing.T) {
 			f := set.Failed()
 			if len(f) != 1 || f[0].Phase != bridge.PhaseList || errors.Is(f[0], context.DeadlineExceeded) || !strings.Contains(f[0].Error(), tt.want) {
 				t.Fatalf("Failed() = %v, want a tools/list failure saying %q, not a timeout", f, tt.want)
+			}
+		})
+	}
+}
+
+// A 10 MB tool description reaches the model cut to Options.MaxDescriptionBytes (head kept,
+// a marker saying how much was cut), with a problem for the operator; raising the option
+// gives the whole description.
+func TestHostileHugeDescriptionIsCut(t *testing.T) {
+	huge := "Does things. " + strings.Repeat("é", 5<<20) // 10 MB, two-byte runes
+	hs := &hostileServer{tools: []string{
+		`{"name":"verbose","description":` + strconv.Quote(huge) + `,"inputSchema":{"type":"object"}}`,
+		`{"name":"terse","description":"Short.","inputSchema":{"type":"object"}}`,
+	}}
+	url := hs.start(t)
+	for _, tt := range []struct {
+		name string
+		max  int
+		want int // length of the description the model gets, at most
+	}{
+		{"default", 0, bridge.DefaultMaxDescriptionBytes + 100},
+		{"raised", 32 << 20, len(huge)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := quiet()
+			opts.MaxDescriptionBytes = tt.max
+			set, err := connectSet(t, []bridge.ServerConfig{{ID: "wordy", URL: url}}, opts)
+			if err != nil || len(set.Failed()) > 0 {
+				t.Fatalf("%v %v", err, set.Failed())
+			}
+			d := byName(t, set.Tools(), "verbose").Description
+			if !strings.HasPrefix(d, "Does things. é") || len(d) > tt.want || !utf8.ValidString(d) {
+				t.Errorf("description: %d bytes, valid UTF-8 %v, starts %q; want at most %d, the head kept", len(d), utf8.ValidString(d), d[:min(len(d), 20)], tt.want)
+			}
+			var problems []string
+			for _, p := range set.Servers()[0].Status().Problems {
+				problems = append(problems, p.Tool+": "+p.Problem)
+			}
+			cut := tt.max == 0
+			if cut != strings.Contains(d, "[description cut: ") || cut != (len(problems) == 1 && strings.Contains(problems[0], "verbose: description is 10485773 bytes, over Options.MaxDescriptionBytes (8192)")) {
+				t.Errorf("cut %v: description ends %q, problems %q", cut, d[max(0, len(d)-60):], problems)
+			}
+			if got := byName(t, set.Tools(), "terse").Description; got != "Short." {
+				t.Errorf("terse = %q", got)
 			}
 		})
 	}

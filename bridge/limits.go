@@ -37,6 +37,10 @@ const (
 	// MaxInstructionsBytes bounds the instructions kept per server (Server.Instructions):
 	// longer text is cut at a rune boundary and ends with a note saying how much was cut.
 	MaxInstructionsBytes = 16 << 10
+
+	// DefaultMaxDescriptionBytes is the default cap on one tool's description as the model
+	// gets it.
+	DefaultMaxDescriptionBytes = 8 << 10
 )
 
 // Fixed limits: no option changes them. Those of schema guarding and OAuth are declared in
@@ -127,6 +131,17 @@ var limitTable = []limit{
 		bounds: "subschemas in one schema, which bounds compile time (the validator compiles in time quadratic in them: 30,000 took a minute)",
 		over:   "as for MaxSchemaCost",
 		fill:   fillPositive(func(o *Options) *int { return &o.MaxSchemaNodes }, DefaultMaxSchemaNodes),
+	},
+	{
+		name: "DefaultMaxDescriptionBytes", option: "MaxDescriptionBytes", value: DefaultMaxDescriptionBytes, unit: unitBytes,
+		bounds: "one tool's description as the model gets it (<0: no cap)",
+		over:   "the head is kept (cut on a UTF-8 boundary) with a marker saying how much was cut, and a ToolProblem",
+		fill:   fillNonZero(func(o *Options) *int { return &o.MaxDescriptionBytes }, DefaultMaxDescriptionBytes),
+	},
+	{
+		name: "transport.MaxMessageDepth", value: transport.MaxMessageDepth, unit: unitCount,
+		bounds: "nesting of one JSON-RPC message (go-sdk decodes no deeper)",
+		over:   "the request that message answers fails at once (a tools/list with a schema nested that deep fails the server in phase tools/list)",
 	},
 	{
 		name: "maxListPages", value: maxListPages, unit: unitCount,

@@ -98,6 +98,11 @@ type Options struct {
 	// validator library compiles in time quadratic in them). Over it, as for MaxSchemaCost.
 	// Default DefaultMaxSchemaNodes (5,000).
 	MaxSchemaNodes int
+	// MaxDescriptionBytes caps one tool's description as the model gets it
+	// (Tool.Description): a longer one keeps its head (cut on a UTF-8 boundary) and a marker
+	// saying how much was cut, with a ToolProblem. Default DefaultMaxDescriptionBytes
+	// (8 KiB); <0 means no cap.
+	MaxDescriptionBytes int
 
 	// ProxyAccess lists the Host header values and browser origins Set.ProxyHandler accepts
 	// besides loopback ones (see apps.HandlerOptions). The zero value accepts loopback only.

@@ -18,8 +18,12 @@ import (
 // and copies only params/result/error (one allocation), leaving their content
 // to go-sdk, which decodes (and so validates) them when it uses them.
 
+// MaxMessageDepth is the nesting of one JSON-RPC message go-sdk decodes (its decoder
+// refuses deeper messages). A stdio response nested deeper fails its request at once.
+const MaxMessageDepth = 1000
+
 // maxDepth bounds the nesting decodeLine accepts, as go-sdk's decoder does.
-const maxDepth = 1000
+const maxDepth = MaxMessageDepth
 
 // errNotJSONRPC marks a line that is not a JSON-RPC 2.0 message (or batch).
 var errNotJSONRPC = errors.New("not a JSON-RPC 2.0 message")
