@@ -549,6 +549,9 @@
 //   - 1,000 (fixed, transport.MaxMessageDepth): nesting of one JSON-RPC message (go-sdk decodes no
 //     deeper). Over it: the request that message answers fails at once (a tools/list with a schema
 //     nested that deep fails the server in phase tools/list).
+//   - 2 KiB (fixed, maxLoggedAppData): the data of an MCP App's notifications/message written to
+//     the log (its logger name: 128 bytes, its level: 32). Over it: the head is logged, with the
+//     data's size (dataBytes).
 //   - 1,000 (fixed, maxListPages): pages of one tools/list (a repeated cursor also ends it). Over
 //     it: as for MaxListTools.
 //   - 16 KiB (fixed, MaxInstructionsBytes): a server's instructions kept (Server.Instructions),

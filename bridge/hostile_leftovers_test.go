@@ -2,13 +2,16 @@ package bridge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
 )
 
@@ -82,5 +85,26 @@ func TestHostileHugeDescriptionIsCut(t *testing.T) {
 				t.Errorf("terse = %q", got)
 			}
 		})
+	}
+}
+
+// An App's notifications/message is logged with its data cut to a couple of KiB (and its
+// size), whatever it sends: a 3 MB message never reaches the log whole.
+func TestHostileAppLogMessageIsCut(t *testing.T) {
+	var logs syncBuffer
+	var hs hookServer
+	opts := &bridge.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	set, err := connectSet(t, []bridge.ServerConfig{hs.inProcess("files")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(strings.Repeat("x", 3<<20))
+	params := `{"level":"info","logger":"` + strings.Repeat("l", 1000) + `","data":` + string(data) + `}`
+	if _, err := set.Proxy(ctxT(t, 30*time.Second), apps.ProxyRequest{ServerID: "files", Method: "notifications/message", Params: json.RawMessage(params)}); err != nil {
+		t.Fatal(err)
+	}
+	got := logs.String()
+	if !strings.Contains(got, "message from MCP App") || !strings.Contains(got, "dataBytes=3145730") || len(got) > 4<<10 {
+		t.Errorf("log is %d bytes, want the message cut to a few KiB with its size:\n%.500s", len(got), got)
 	}
 }

@@ -144,6 +144,11 @@ var limitTable = []limit{
 		over:   "the request that message answers fails at once (a tools/list with a schema nested that deep fails the server in phase tools/list)",
 	},
 	{
+		name: "maxLoggedAppData", value: maxLoggedAppData, unit: unitBytes,
+		bounds: "the data of an MCP App's notifications/message written to the log (its logger name: 128 bytes, its level: 32)",
+		over:   "the head is logged, with the data's size (dataBytes)",
+	},
+	{
 		name: "maxListPages", value: maxListPages, unit: unitCount,
 		bounds: "pages of one tools/list (a repeated cursor also ends it)",
 		over:   "as for MaxListTools",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/apps"
 )
@@ -51,7 +52,12 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 			Data   json.RawMessage `json:"data"`
 		}
 		_ = json.Unmarshal(params, &p)
-		s.log.Info("message from MCP App", "level", p.Level, "logger", p.Logger, "data", string(p.Data))
+		// The App's text is untrusted and unbounded: only its head is logged.
+		attrs := []any{"level", logCut(p.Level, 32), "logger", logCut(p.Logger, 128), "data", logCut(string(p.Data), maxLoggedAppData)}
+		if len(p.Data) > maxLoggedAppData {
+			attrs = append(attrs, "dataBytes", len(p.Data))
+		}
+		s.log.Info("message from MCP App", attrs...)
 		result = struct{}{}
 	}
 	out := marshalNoEscape(result)
@@ -79,4 +85,18 @@ func (s *Server) appTool(ctx context.Context, name string, args json.RawMessage)
 		return nil, nil, fmt.Errorf("%w: %v", apps.ErrBadRequest, err)
 	}
 	return rt, a, nil
+}
+
+// maxLoggedAppData is how much of an App's notifications/message data is logged.
+const maxLoggedAppData = 2 << 10
+
+// logCut returns s cut to at most n bytes on a UTF-8 boundary, with "…" when cut.
+func logCut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
