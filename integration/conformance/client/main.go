@@ -8,7 +8,7 @@
 // from what it saw on the wire. integration/conformance_test.go runs it for every client
 // scenario the suite lists.
 //
-// Adding a scenario: add a case to scenario. Settings that apply to the connection
+// Adding a scenario: add an entry to scenarios (an unknown scenario fails). Settings that apply to the connection
 // (authentication, for example) belong in setup, which every scenario goes through.
 package main
 
@@ -32,35 +32,79 @@ import (
 	"github.com/ttalk/mcpbridge/bridge"
 )
 
-// run is one scenario's client side.
+// run is one scenario's client side. It returns an error when something the scenario
+// expects to work failed on the client's side (a connection, a call), so the client exits 1
+// and the suite reports it; scenarios where the client is meant to refuse something
+// (allowClientError in the suite) accept that exit.
 type run func(ctx context.Context, c *client) error
 
-// scenario returns a scenario's client side. A scenario not named here (a newer suite may
-// add some) gets connectAndList: connect, list, and exit.
-func scenario(name string) run {
-	switch name {
-	case "tools_call":
-		return toolsCall
-	case "elicitation-sep1034-client-defaults":
-		return elicitationDefaults
-	case "sse-retry":
-		return sseRetry
-	case "json-schema-2020-12-preservation":
-		return schemaPreservation
-	case "sep-2322-client-request-state":
-		return requestState
-	case "http-standard-headers":
-		return standardHeaders
-	case "http-custom-headers":
-		return customHeaders
-	case "http-invalid-tool-headers":
-		return invalidToolHeaders
+// scenarios maps every client scenario of the pinned suite to its client side. A scenario
+// not named here (a newer suite may add some) is an error: each needs a deliberate entry.
+var scenarios = map[string]run{
+	"initialize":                          connectAndList,
+	"tools_call":                          toolsCall,
+	"elicitation-sep1034-client-defaults": elicitationDefaults,
+	"sse-retry":                           sseRetry,
+	"request-metadata":                    connectAndList, // the server checks the _meta of what the client sends
+	"sep-2322-client-request-state":       requestState,
+	"http-standard-headers":               standardHeaders,
+	"http-custom-headers":                 customHeaders,
+	"http-invalid-tool-headers":           invalidToolHeaders,
+	"json-schema-ref-no-deref":            connectAndList, // the server checks that no $ref was fetched
+	"json-schema-2020-12-preservation":    schemaPreservation,
+	// SEP-2640 skills: the bridge reads no skill resources, so it neither prefetches them
+	// nor uses unverified ones; the server checks what was read.
+	"sep-2640-client-no-prefetch":        connectAndList,
+	"sep-2640-client-verify-digest":      connectAndList,
+	"sep-2640-client-verify-size":        connectAndList,
+	"sep-2640-client-verify-frontmatter": connectAndList,
+
+	// Authorization: connect to a server that requires it and call its tool; the settings
+	// that make the bridge authorize are in setup. Where the suite expects the client to
+	// refuse (an issuer or resource mismatch, a scope retry limit), the refusal is the
+	// error it allows.
+	"auth/metadata-default":                     authorized,
+	"auth/metadata-var1":                        authorized,
+	"auth/metadata-var2":                        authorized,
+	"auth/metadata-var3":                        authorized,
+	"auth/basic-cimd":                           authorized,
+	"auth/scope-from-www-authenticate":          authorized,
+	"auth/scope-from-scopes-supported":          authorized,
+	"auth/scope-omitted-when-undefined":         authorized,
+	"auth/scope-step-up":                        authorized,
+	"auth/scope-retry-limit":                    authorized,
+	"auth/token-endpoint-auth-basic":            authorized,
+	"auth/token-endpoint-auth-post":             authorized,
+	"auth/token-endpoint-auth-none":             authorized,
+	"auth/pre-registration":                     authorized,
+	"auth/2025-03-26-oauth-metadata-backcompat": authorized,
+	"auth/2025-03-26-oauth-endpoint-fallback":   authorized,
+	"auth/resource-mismatch":                    authorized,
+	"auth/offline-access-scope":                 authorized,
+	"auth/offline-access-not-supported":         authorized,
+	"auth/authorization-server-migration":       authorized,
+	"auth/iss-supported":                        authorized,
+	"auth/iss-not-advertised":                   authorized,
+	"auth/iss-supported-missing":                authorized,
+	"auth/iss-wrong-issuer":                     authorized,
+	"auth/iss-unexpected":                       authorized,
+	"auth/iss-normalized":                       authorized,
+	"auth/metadata-issuer-mismatch":             authorized,
+	"auth/client-credentials-jwt":               authorized,
+	"auth/client-credentials-basic":             authorized,
+	"auth/enterprise-managed-authorization":     authorized,
+	"auth/dpop":                                 authorized,
+	"auth/dpop-nonce":                           authorized,
+	"auth/wif-jwt-bearer":                       authorized,
+}
+
+// scenario returns a scenario's client side.
+func scenario(name string) (run, error) {
+	r, ok := scenarios[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown scenario %q: add it to the scenarios table of the conformance client", name)
 	}
-	if strings.HasPrefix(name, "auth/") {
-		return authorized
-	}
-	// initialize, request-metadata, json-schema-ref-no-deref, ...
-	return connectAndList
+	return r, nil
 }
 
 // client is one scenario run: the server URL, the suite's context and the bridge settings.
@@ -121,6 +165,10 @@ func mainErr(args []string, getenv func(string) string, stderr io.Writer) error 
 		}
 		_ = json.Unmarshal([]byte(raw), &c.context.Raw)
 	}
+	r, err := scenario(c.scenario)
+	if err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "mcpbridge-conformance-")
 	if err != nil {
 		return err
@@ -132,7 +180,7 @@ func mainErr(args []string, getenv func(string) string, stderr io.Writer) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	if err := scenario(c.scenario)(ctx, c); err != nil {
+	if err := r(ctx, c); err != nil {
 		return fmt.Errorf("scenario %s: %w", c.scenario, err)
 	}
 	return nil
@@ -356,8 +404,8 @@ func schemaPreservation(ctx context.Context, c *client) error {
 	return err
 }
 
-// requestState calls the multi-round-trip tools; the server judges what it received. A
-// refused call is not the client's failure.
+// requestState calls the multi-round-trip tools; each must complete (the server judges the
+// requestState and inputResponses it received).
 func requestState(ctx context.Context, c *client) error {
 	c.opts.OnElicitation = func(context.Context, *bridge.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
@@ -367,61 +415,80 @@ func requestState(ctx context.Context, c *client) error {
 		return err
 	}
 	defer s.Close()
+	var errs []error
 	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
-		out, err := call(ctx, s, name, `{}`)
-		c.logf("%s: %q, %v", name, out, err)
+		errs = append(errs, c.callLogged(ctx, s, name, `{}`))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// standardHeaders calls the first tool and reads the UI resources the bridge can reach; the
-// server checks the Mcp-Method and Mcp-Name headers of every request.
+// standardHeaders calls the first tool, which must work; the server checks the Mcp-Method
+// and Mcp-Name headers of every request.
 func standardHeaders(ctx context.Context, c *client) error {
 	s, err := c.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if tools := s.Tools(); len(tools) > 0 {
-		out, err := tools[0].Handler(ctx, json.RawMessage(`{}`))
-		c.logf("%s: %q, %v", tools[0].RemoteName, out, err)
+	tools := s.Tools()
+	if len(tools) == 0 {
+		return errors.New("the server offers no tool")
 	}
-	return nil
+	return c.callLogged(ctx, s, tools[0].RemoteName, `{}`)
 }
 
-// customHeaders makes the calls the suite asks for; the server checks the Mcp-Param-*
-// headers mirrored from x-mcp-header arguments.
+// customHeaders makes the calls the suite asks for, each of which must work; the server
+// checks the Mcp-Param-* headers mirrored from x-mcp-header arguments.
 func customHeaders(ctx context.Context, c *client) error {
 	s, err := c.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if len(c.context.ToolCalls) == 0 {
+		return errors.New("MCP_CONFORMANCE_CONTEXT has no toolCalls")
+	}
+	var errs []error
 	for _, tc := range c.context.ToolCalls {
 		args := tc.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		}
-		out, err := call(ctx, s, tc.Name, string(args))
-		c.logf("%s: %q, %v", tc.Name, out, err)
+		errs = append(errs, c.callLogged(ctx, s, tc.Name, string(args)))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// invalidToolHeaders calls every tool the bridge offers; tools with invalid x-mcp-header
-// markers must not be among them.
+// invalidToolHeaders calls every tool the bridge offers, each of which must work; tools
+// with invalid x-mcp-header markers must not be among them (the server checks which were
+// called).
 func invalidToolHeaders(ctx context.Context, c *client) error {
 	s, err := c.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	for _, t := range s.Tools() {
-		out, err := t.Handler(ctx, json.RawMessage(`{"region":"us-west1"}`))
-		c.logf("%s: %q, %v", t.RemoteName, out, err)
-	}
 	for _, p := range s.Status().Problems {
 		c.logf("problem: %s: %s", p.Tool, strings.TrimSpace(p.Problem))
+	}
+	tools := s.Tools()
+	if len(tools) == 0 {
+		return errors.New("the server offers no valid tool")
+	}
+	var errs []error
+	for _, t := range tools {
+		errs = append(errs, c.callLogged(ctx, s, t.RemoteName, `{"region":"us-west1"}`))
+	}
+	return errors.Join(errs...)
+}
+
+// callLogged calls a tool as call does, logs the outcome and returns the error, naming the
+// tool.
+func (c *client) callLogged(ctx context.Context, s *bridge.Server, remote, args string) error {
+	out, err := call(ctx, s, remote, args)
+	c.logf("%s: %q, %v", remote, out, err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", remote, err)
 	}
 	return nil
 }
