@@ -48,17 +48,23 @@ func callMeta(ctx context.Context) map[string]any {
 	return m
 }
 
-// requestMeta returns the _meta for a request made under ctx: WithCallMeta's entries and the
-// trace context of ctx's span when tracing. nil when there is none (the common case, which
-// allocates nothing).
+// requestMeta returns the _meta for a request made under ctx: WithCallMeta's entries and,
+// only while a tracer provider is installed, the trace context of ctx's span and its
+// baggage. Without one, nothing of ctx's trace context or baggage (which may hold personal
+// data) leaves the process. nil when there is nothing (the common case, which allocates
+// nothing).
 func (s *Server) requestMeta(ctx context.Context) map[string]any {
 	user := callMeta(ctx)
-	if user == nil && !s.opts.tel.active() {
+	tracing := s.opts.tel.tracing()
+	if user == nil && !tracing {
 		return nil
 	}
 	var meta map[string]any
 	if user != nil {
 		meta = maps.Clone(user)
+	}
+	if !tracing {
+		return meta
 	}
 	return s.opts.tel.inject(ctx, meta)
 }

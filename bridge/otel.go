@@ -115,6 +115,16 @@ func (t *telemetry) active() bool {
 	return otel.GetTracerProvider() != t.unsetTP || otel.GetMeterProvider() != t.unsetMP
 }
 
+// tracing reports whether spans are recorded now (a tracer provider is installed, in
+// Options or globally): only then does a request carry trace context and baggage. Cheap:
+// no allocation.
+func (t *telemetry) tracing() bool {
+	if t.tp != nil {
+		return true
+	}
+	return t.unsetTP == nil || otel.GetTracerProvider() != t.unsetTP
+}
+
 // instruments returns the metric instruments for the current provider, or nil.
 func (t *telemetry) instruments() *instruments {
 	mp := t.meterProvider()
