@@ -18,10 +18,12 @@ type toolCall struct {
 	remote string          // the tool's name on the server; "" for an exposed tool
 	args   json.RawMessage // as the caller gave them
 	// A tool exposing the server's resources or prompts (ServerConfig.Expose): what it
-	// does, its model-visible name and its argument schema. nil for the server's own tools.
-	exposed       *exposedTool
-	exposedName   string
-	exposedSchema *jsonschema.Schema
+	// does, its model-visible name, its argument schema and its annotations (the Tool's).
+	// nil for the server's own tools.
+	exposed            *exposedTool
+	exposedName        string
+	exposedSchema      *jsonschema.Schema
+	exposedAnnotations *mcp.ToolAnnotations
 }
 
 // callResult is what a call produced; each entry point returns its part of it.
@@ -79,7 +81,7 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		octx, ob = s.observe(ctx, c.origin, c.method(), c.remote, c.args)
 		ctx = octx
 		if c.exposed != nil {
-			ob.call.Tool = c.exposedName
+			ob.call.Tool, ob.call.Annotations = c.exposedName, c.exposedAnnotations
 		}
 		defer func() {
 			size, isError := r.outcome(c.origin)

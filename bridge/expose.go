@@ -100,17 +100,19 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
 			continue
 		}
 		name, _ := n.assign(s.cfg.ID, prefix, et.stem)
+		// All four only read; BeforeCall and AfterCall see the same annotations as the Tool.
+		ann := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrFalse()}
 		t := Tool{
 			Name:        name,
 			Description: fmt.Sprintf(et.desc, s.cfg.ID),
 			Parameters:  json.RawMessage(et.schema),
 			Server:      s,
 			RemoteName:  et.method,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrFalse()},
+			Annotations: ann,
 			exposed:     true,
 		}
 		t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
-			r, err := s.call(ctx, &toolCall{origin: OriginHandler, args: args, exposed: &et, exposedName: name, exposedSchema: sch})
+			r, err := s.call(ctx, &toolCall{origin: OriginHandler, args: args, exposed: &et, exposedName: name, exposedSchema: sch, exposedAnnotations: ann})
 			return r.text, err
 		}
 		tools = append(tools, t)
