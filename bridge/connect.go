@@ -36,6 +36,9 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		st := ServerStatus{ID: cfg.ID}
 		if s != nil {
 			s.stop()
+			if set != nil {
+				set.failedToStart(s)
+			}
 			s.catMu.Lock()
 			s.status.Err = serr
 			s.status.Timings = timings

@@ -62,8 +62,20 @@ type Set struct {
 	searchOnce sync.Once
 	search     *ToolIndex // built by the first Search
 
+	// mu guards failing: the servers that failed to start, whose teardown (a process that
+	// is slow to exit) may still run; Close waits for it, so nothing outlives the Set.
+	mu      sync.Mutex
+	failing []*Server
+
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// failedToStart records s, a server of the set that failed to start, for Close to wait on.
+func (set *Set) failedToStart(s *Server) {
+	set.mu.Lock()
+	set.failing = append(set.failing, s)
+	set.mu.Unlock()
 }
 
 // ConnectServers is the one-liner: Connect with a background context and default Options. It
@@ -240,13 +252,20 @@ func (set *Set) ProxyHandler() http.Handler {
 }
 
 // Close closes every server of the set concurrently: in-flight calls are cancelled and stdio
-// processes stopped. Bounded in time and idempotent.
+// processes stopped, including those of servers that failed to start and are still being
+// torn down. Bounded in time and idempotent.
 func (set *Set) Close() error {
 	set.closeOnce.Do(func() {
+		set.mu.Lock()
+		failing := set.failing
+		set.mu.Unlock()
 		errs := make([]error, len(set.servers))
 		var wg sync.WaitGroup
 		for i, s := range set.servers {
 			wg.Go(func() { errs[i] = s.Close() })
+		}
+		for _, s := range failing {
+			wg.Go(func() { _ = s.Close() }) // waits for its teardown; its error is in Failed
 		}
 		wg.Wait()
 		set.closeErr = errors.Join(errs...)
