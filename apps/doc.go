@@ -21,7 +21,7 @@
 //
 // A frontend sends a [ProxyRequest] naming a server by ID or hash, a method and its params.
 // Only the methods for which [MethodAllowed] reports true may pass. Implementations of
-// [Proxier] (bridge.Tools) report failures with the sentinel errors of this package, which
+// [Proxier] (bridge.Set) report failures with the sentinel errors of this package, which
 // [NewHandler] maps to HTTP status codes.
 //
 // # In the bridge

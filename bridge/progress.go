@@ -25,7 +25,9 @@ type progressKey struct{}
 // proxied tools/call) ask the server for progress notifications and pass each one to fn,
 // with the context of the call it belongs to (which may have ended by then).
 // fn runs on a goroutine of the server's own, one notification at a time and in order; it
-// may block briefly or close the server (at most 64 notifications wait behind a slow fn). go-sdk handles
+// may block briefly or close the server. The queue behind a slow fn is the server's, shared
+// by all its calls in flight: at most 64 notifications wait in it, the oldest dropped
+// first (logged), so one slow fn delays the progress of every call to that server. go-sdk handles
 // notifications apart from responses, so some may reach fn shortly after the call returned;
 // those arriving more than progressLinger (2s) after it are dropped.
 func WithProgress(ctx context.Context, fn func(context.Context, Progress)) context.Context {
