@@ -19,15 +19,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/slack"
 )
 
 // Chaos tests: real processes (this test binary re-executed as a raw JSON-RPC or go-sdk
 // fixture, see runRawServer) and real HTTP servers that misbehave. They never sleep
 // blindly: they poll with deadlines.
 
-// closeBound is how long Close may take for a process that ignores stdin EOF and SIGTERM:
-// transport.DefaultGrace (2s) twice, then SIGKILL (+1s), plus slack for a loaded machine.
-const closeBound = 2*2*time.Second + time.Second + 2*time.Second
+// closeSteps is how long closing a process that ignores stdin EOF and SIGTERM takes:
+// transport.DefaultGrace (2s) twice, then SIGKILL (+1s). Tests allow it slack.Limit.
+const closeSteps = 2*2*time.Second + time.Second
+
+// closeBound is how long a test waits for a closed server's processes to be gone.
+var closeBound = slack.Limit(closeSteps)
 
 // procLog reads what the fixture processes of one test wrote: their starts and events.
 type procLog struct {
@@ -169,12 +173,13 @@ func TestChaosHangAtStart(t *testing.T) {
 	elapsed := time.Since(start)
 	// The healthy server may be slow to start on a loaded machine; the hanging one must
 	// cost its timeout and no more.
-	if d := time.Duration(hangDone.Load()); d < hang.ConnectTimeout || d > hang.ConnectTimeout+time.Second {
+	// (The exact schedule is TestHangAtStartCostsItsTimeout, with fake time.)
+	d := time.Duration(hangDone.Load())
+	if d < hang.ConnectTimeout {
 		t.Errorf("the hanging server was given up after %s with a 1s ConnectTimeout", d)
 	}
-	if elapsed > 10*time.Second {
-		t.Errorf("Connect took %s", elapsed)
-	}
+	slack.Within(t, "giving up the hanging server", d, hang.ConnectTimeout)
+	slack.Within(t, "Connect", elapsed, hang.ConnectTimeout)
 	se := asServerError(t, err)
 	if se.Server != "hang" || se.Phase != bridge.PhaseInitialize || !errors.Is(err, context.DeadlineExceeded) ||
 		!strings.Contains(err.Error(), "timed out") || !strings.Contains(err.Error(), `"hang"`) {
@@ -192,9 +197,7 @@ func TestChaosHangAtStart(t *testing.T) {
 	defer cancel()
 	start = time.Now()
 	_, err = bridge.Dial(ctx, hang, quiet())
-	if elapsed := time.Since(start); elapsed > 1500*time.Millisecond {
-		t.Errorf("Dial took %s with a 500ms ctx deadline", elapsed)
-	}
+	slack.Within(t, "Dial with a 500ms ctx deadline (and a 1 minute ConnectTimeout)", time.Since(start), 500*time.Millisecond)
 	if se := asServerError(t, err); se.Phase != bridge.PhaseInitialize || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Dial err = %v", err)
 	}
@@ -224,12 +227,10 @@ func TestChaosDiscoverHandshake(t *testing.T) {
 			cfg.ConnectTimeout = 10 * time.Second // discover waits a quarter: 2.5s
 			cfg.ProtocolVersion = tc.pin
 			start := time.Now()
-			s := dialT(t, cfg, nil)
+			s := dialT(t, cfg, nil) // a discover that cost the whole timeout fails Dial
 			elapsed := time.Since(start)
 			t.Logf("Dial took %s", elapsed)
-			if elapsed > 5*time.Second {
-				t.Errorf("Dial took %s; a legacy server must connect promptly", elapsed)
-			}
+			slack.Within(t, "Dial of a legacy server", elapsed, 2500*time.Millisecond)
 			st := s.Status()
 			if want := cmp.Or(tc.pin, "2025-11-25"); st.ProtocolVersion != want || !strings.Contains(st.Negotiation, tc.how) {
 				t.Errorf("protocol %q (%s), want %q (… %s …)", st.ProtocolVersion, st.Negotiation, want, tc.how)
@@ -335,9 +336,9 @@ func TestChaosCrashLoopBackoff(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "next reconnect allowed in") {
 			fast++
-			if d := time.Since(t0); d > 500*time.Millisecond {
-				t.Errorf("a call during backoff took %s", d)
-			}
+			// Failing fast is by construction (no redial is waited for); the schedule
+			// itself is TestRedialBackoffSchedule, with fake time.
+			slack.Within(t, "a call during backoff", time.Since(t0), 0)
 			last = err
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -370,9 +371,7 @@ func TestChaosStubbornServerClose(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	t.Logf("Close of a stubborn server took %s", elapsed)
-	if elapsed > closeBound {
-		t.Errorf("Close took %s, want at most %s", elapsed, closeBound)
-	}
+	slack.Within(t, "Close of a stubborn server", elapsed, closeSteps)
 	if !processGone(pid, 100*time.Millisecond) {
 		t.Errorf("stubborn server %d still exists after Close", pid)
 	}
@@ -483,9 +482,7 @@ func TestChaosCancelLongCall(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("cancelled call returned after %s", d)
-		}
+		slack.Within(t, "the cancelled call", time.Since(start), 0)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
@@ -508,9 +505,7 @@ func TestChaosCallTimeout(t *testing.T) {
 	s := dialT(t, rawConfig(t, "slow", "basic", pl), opts)
 	start := time.Now()
 	_, err := s.CallTool(context.Background(), "hang", nil)
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("call took %s with a 300ms CallTimeout", d)
-	}
+	slack.Within(t, "a call with a 300ms CallTimeout", time.Since(start), 300*time.Millisecond)
 	se := asServerError(t, err)
 	if se.Server != "slow" || se.Phase != bridge.PhaseCall || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), `"hang"`) {
 		t.Errorf("err = %v", err)
@@ -535,9 +530,7 @@ func TestChaosCloseWithCallInFlight(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Logf("Close: %v", err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("Close took %s with a call in flight", d)
-	}
+	slack.Within(t, "Close with a call in flight", time.Since(start), 0)
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "server closed") {
@@ -634,9 +627,7 @@ func TestChaosToolsCloseConcurrently(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	t.Logf("Tools.Close of %d stubborn servers took %s", n, elapsed)
-	if elapsed > closeBound {
-		t.Errorf("Tools.Close took %s, want at most %s (concurrent)", elapsed, closeBound)
-	}
+	slack.Within(t, "Tools.Close of servers that each take the whole close sequence (concurrent)", elapsed, closeSteps)
 	pl.allGone(t, 100*time.Millisecond)
 }
 
@@ -653,9 +644,7 @@ func TestChaosRedialHonoursCallerDeadline(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := callText(ctx, s, "pid")
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("call during a hanging redial took %s with a 500ms deadline", d)
-	}
+	slack.Within(t, "a call during a hanging redial, with a 500ms deadline", time.Since(start), 500*time.Millisecond)
 	if se := asServerError(t, err); se.Phase != bridge.PhaseCall || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v", err)
 	}
@@ -666,9 +655,7 @@ func TestChaosRedialHonoursCallerDeadline(t *testing.T) {
 	}
 	d := time.Since(start)
 	t.Logf("Close during a hanging redial took %s", d)
-	if d > closeBound {
-		t.Errorf("Close during a redial took %s", d)
-	}
+	slack.Within(t, "Close during a redial", d, closeSteps)
 	pl.allGone(t, 100*time.Millisecond) // Close waited for the redial's process
 }
 
@@ -679,10 +666,9 @@ func TestChaosRequiredServerHangs(t *testing.T) {
 	hang.ConnectTimeout = time.Second
 	hang.Required = true
 	start := time.Now()
-	set, err := bridge.Connect(ctxT(t, 30*time.Second), []bridge.ServerConfig{rawConfig(t, "ok", "basic", okLog), hang}, quiet())
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Connect took %s", d)
-	}
+	set, err := bridge.Connect(ctxT(t, 2*time.Minute), []bridge.ServerConfig{rawConfig(t, "ok", "basic", okLog), hang}, quiet())
+	// Its timeout, then the teardown of the hanging process (stdin closed, a grace, SIGTERM).
+	slack.Within(t, "Connect", time.Since(start), hang.ConnectTimeout+closeSteps)
 	if set != nil || err == nil || !strings.Contains(err.Error(), `required mcp server "hang"`) || !strings.Contains(err.Error(), "initialize") {
 		t.Fatalf("set %v, err %v", set, err)
 	}

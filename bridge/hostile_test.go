@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/slack"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -65,9 +66,7 @@ func TestHostileEndlessHTTPBody(t *testing.T) {
 		!strings.Contains(err.Error(), "MaxMessageBytes") {
 		t.Fatalf("call error = %v, want a tools/call ServerError naming the limit", err)
 	}
-	if elapsed > 30*time.Second {
-		t.Errorf("the call took %v: it was not stopped by the budget", elapsed)
-	}
+	slack.Within(t, "the endless call (CallTimeout 60s: it must be stopped by the budget, not the timeout)", elapsed, 0)
 	// Two servers each sent one endless answer: the host holds a few copies of 2 MiB at most.
 	if bound := uint64(64 * mib); growth > bound || allocated > 2*bound {
 		t.Errorf("peak heap growth %d, allocated %d; want at most %d, %d", growth, allocated, bound, 2*bound)
@@ -198,9 +197,7 @@ func TestHostileSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Connect took %v", time.Since(start).Round(time.Millisecond))
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("Connect took %v, past its 30s connect timeout", d)
-	}
+	slack.Within(t, "Connect (its connect timeout is 30s; measuring the schemas is linear)", time.Since(start), 0)
 	if f := set.Failed(); len(f) != 0 {
 		t.Fatalf("failed: %v", f)
 	}
@@ -226,7 +223,7 @@ func TestHostileSchemas(t *testing.T) {
 
 	tools := set.Tools()
 	call := func(name, args string) (string, time.Duration, error) {
-		ctx := ctxT(t, 5*time.Second)
+		ctx := ctxT(t, 2*time.Minute) // a validation that ran away would end here: slack.Within catches it first
 		start := time.Now()
 		out, err := byName(t, tools, name).Handler(ctx, json.RawMessage(args))
 		return out, time.Since(start), err
@@ -243,9 +240,7 @@ func TestHostileSchemas(t *testing.T) {
 		if err != nil || !strings.Contains(out, "ok") && !strings.Contains(out, `"x"`) {
 			t.Errorf("%s: %q, %v; want the server's answer (validation off)", c.tool, out, err)
 		}
-		if d > 4*time.Second {
-			t.Errorf("%s: the call took %v", c.tool, d)
-		}
+		slack.Within(t, c.tool+" call", d, 0)
 	}
 	// The tree is validated: wrong types deep inside are found; arguments nested past the
 	// depth the work bound covers are passed on unvalidated rather than risk the deadline.
@@ -253,9 +248,11 @@ func TestHostileSchemas(t *testing.T) {
 		t.Errorf("tree with a bad leaf: %v, want ErrInvalidArguments", err)
 	}
 	deepTree := strings.Repeat(`{"kids":[`, 100) + `{"v":"x"}` + strings.Repeat(`]}`, 100)
-	if out, d, err := call("tree", `{"root":`+deepTree+`}`); err != nil || out != "ok" || d > 4*time.Second {
+	out, d, err := call("tree", `{"root":`+deepTree+`}`)
+	if err != nil || out != "ok" {
 		t.Errorf("tree 100 levels deep: %q, %v after %v; want it passed on unvalidated", out, err, d)
 	}
+	slack.Within(t, "a call with arguments 100 levels deep", d, 0)
 }
 
 // A 200,000-property schema (5 MB on the wire) costs Connect linear decoding, never the

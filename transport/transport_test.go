@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/internal/slack"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -536,9 +537,7 @@ func TestCloseConcurrentWithSession(t *testing.T) {
 				go func() { defer wg.Done(); cs.Close() }()
 			}
 			wg.Wait()
-			if d := time.Since(start); d > 2*transport.DefaultGrace+2*time.Second {
-				t.Errorf("closing took %v", d)
-			}
+			slack.Within(t, "closing", time.Since(start), 2*transport.DefaultGrace)
 			if kind == transport.KindStdio {
 				select {
 				case <-c.Exited():
