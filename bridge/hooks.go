@@ -232,7 +232,11 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	}
 	ob.s.opts.tel.endCall(ob.span, &ob.call, &end)
 	if h := ob.s.opts.AfterCall; h != nil {
-		h(ctx, &ob.call, &end)
+		// A live context: the call's values (its span, per-call headers) without its
+		// cancellation, which has just happened, bounded by the call timeout like BeforeCall.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ob.s.opts.callTimeout(ob.s.cfg))
+		defer cancel()
+		h(actx, &ob.call, &end)
 	}
 }
 

@@ -121,7 +121,10 @@ type Options struct {
 	// AfterCall, when set, runs after every tool call with its outcome, duration and sizes
 	// (for audit logs and metrics), including calls refused before reaching the server
 	// (invalid arguments, denials). It runs on the caller's goroutine before the call
-	// returns and may be called concurrently.
+	// returns and may be called concurrently. Its ctx is live whatever the outcome (a
+	// timeout, a cancellation, Close): it has the call's values (its span, per-call
+	// headers) but not its cancellation, and a deadline of the call timeout of its own, so
+	// an audit hook can write with it.
 	AfterCall func(ctx context.Context, call *Call, end *CallEnd)
 	// TracerProvider and MeterProvider, when set, receive the bridge's spans and metrics
 	// (see "Tracing" in the package doc). nil means the global providers
