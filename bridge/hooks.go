@@ -88,8 +88,10 @@ type CallEnd struct {
 // call's span and metrics.
 type Outcome string
 
-// The outcomes of a call. A JSON-RPC error from the server has its code as outcome
-// ("-32602").
+// The outcomes of a call. A JSON-RPC error the server sent has its code as outcome
+// ("-32602"), also when it came with an HTTP error status; a failure on the way (an HTTP
+// status without a JSON-RPC error, a refused connection), which go-sdk wraps in a JSON-RPC
+// error of its own ("rejected by transport", -32005), is OutcomeTransport.
 const (
 	OutcomeOK               Outcome = ""
 	OutcomeToolError        Outcome = "tool_error"        // the tool ran and reported isError
@@ -246,7 +248,6 @@ func outcomeOf(err error) Outcome {
 		return OutcomeOK
 	}
 	var te *results.ToolError
-	var je *jsonrpc.Error
 	var he *hookError
 	switch {
 	case errors.As(err, &te):
@@ -267,10 +268,52 @@ func outcomeOf(err error) Outcome {
 		return OutcomeTimeout
 	case errors.Is(err, context.Canceled):
 		return OutcomeCanceled
-	case errors.As(err, &je):
+	}
+	if je := sentByServer(err); je != nil {
 		return Outcome(strconv.FormatInt(je.Code, 10))
 	}
 	return OutcomeTransport
+}
+
+// sentByServer returns the first JSON-RPC error in err's tree that the server sent, or nil.
+// go-sdk wraps failures of its own side in JSON-RPC errors of its own making ("rejected by
+// transport" around an HTTP 503 or a refused connection, "client is closing", "server is
+// closing"); those say nothing the server said, so they are skipped.
+func sentByServer(err error) *jsonrpc.Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *jsonrpc.Error:
+		if !sdkLocal(e) {
+			return e
+		}
+	case *maskedError:
+		return sentByServer(e.orig)
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if je := sentByServer(e); je != nil {
+				return je
+			}
+		}
+	case interface{ Unwrap() error }:
+		return sentByServer(u.Unwrap())
+	}
+	return nil
+}
+
+// sdkLocal reports whether je is one of go-sdk's own JSON-RPC errors (its internal jsonrpc2
+// package's ErrRejected, ErrClientClosing and ErrServerClosing), recognised by code and
+// message since go-sdk does not export them.
+func sdkLocal(je *jsonrpc.Error) bool {
+	switch {
+	case je.Code == codeRejected && je.Message == "rejected by transport",
+		je.Code == -32003 && je.Message == "client is closing",
+		je.Code == -32004 && je.Message == "server is closing":
+		return true
+	}
+	return false
 }
 
 // modelName returns the model-visible name of the server's tool remote, or "".

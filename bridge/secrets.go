@@ -150,8 +150,8 @@ func (e *maskedError) Is(target error) bool { return errors.Is(e.orig, target) }
 func (e *maskedError) As(target any) bool {
 	switch t := target.(type) {
 	case **jsonrpc.Error:
-		var je *jsonrpc.Error
-		if !errors.As(e.orig, &je) {
+		je := sentByServer(e.orig)
+		if je == nil {
 			return false
 		}
 		c := *je
