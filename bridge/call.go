@@ -92,6 +92,11 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 	// it was sent: masked before the caller and AfterCall see it (secrets.go).
 	defer func() { err = s.secrets.maskCall(ctx, err, &r.text) }()
 
+	// A closed server refuses every call as closed, before any work of ours.
+	if s.life.Err() != nil {
+		return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", c.label(), errServerClosed)}
+	}
+
 	// 1, 2 (a model's calls). Resolve and check.
 	var label string
 	var in exposedInput
@@ -116,6 +121,11 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		}
 		a, err := s.modelArgs(ctx, rt, c.args)
 		if err != nil {
+			if s.life.Err() != nil {
+				// Closed meanwhile: our own work (a schema compiled on first use) saw the
+				// cancelled context; the call's outcome is that the server is closed.
+				err = errServerClosed
+			}
 			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
 		}
 		r.args = a
@@ -185,6 +195,14 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		}
 	}
 	return r, err
+}
+
+// label names the call's tool in errors: `tool "<name>"`.
+func (c *toolCall) label() string {
+	if c.exposed != nil {
+		return fmt.Sprintf("tool %q", c.exposed.stem)
+	}
+	return fmt.Sprintf("tool %q", c.remote)
 }
 
 // method is the MCP method the call makes.
