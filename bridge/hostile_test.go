@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,14 +255,13 @@ func TestHostileSchemas(t *testing.T) {
 }
 
 // A 200,000-property schema (5 MB on the wire) costs Connect linear decoding, never the
-// quadratic compile (which took minutes): Connect ends within its 8 s connect timeout plus
-// the linear work on what was listed (go-sdk's decoding inside the listing phase is bounded
-// by the timeout; on a loaded machine the server may then fail with a timeout, on time).
-// The slack covers a few decodes of 5 MB on a loaded machine, ten times slower under -race.
+// quadratic compile (which took minutes), and is reported over budget whenever the listing
+// finished, however loaded the machine: every schema is measured at listing. (The connect
+// timeout is generous, so the listing finishes; slack.Within catches a compile.)
 func TestHostileHugeSchemaConnect(t *testing.T) {
 	srv := &hostileServer{tools: []string{toolJSON("huge", wideSchema(200_000), ""), toolJSON("fine", `{"type":"object"}`, "")}}
 	opts := quiet()
-	opts.ConnectTimeout = 8 * time.Second
+	opts.ConnectTimeout = 2 * time.Minute
 	start := time.Now()
 	set, err := connectSet(t, []bridge.ServerConfig{{ID: "huge", URL: srv.start(t)}}, opts)
 	d := time.Since(start)
@@ -271,19 +269,9 @@ func TestHostileHugeSchemaConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Connect took %v", d.Round(time.Millisecond))
-	slack := 4 * time.Second
-	if raceEnabled {
-		slack = 20 * time.Second
-	}
-	if d > 8*time.Second+slack {
-		t.Fatalf("Connect took %v with an 8s connect timeout", d)
-	}
+	slack.Within(t, "Connect with a 5 MB schema", d, 0)
 	if f := set.Failed(); len(f) > 0 {
-		if !errors.Is(f[0], context.DeadlineExceeded) {
-			t.Fatalf("failed: %v", f[0])
-		}
-		t.Logf("the listing did not finish in time on this machine: %v", f[0])
-		return
+		t.Fatalf("failed: %v", f[0])
 	}
 	if n := len(set.Tools()); n != 2 {
 		t.Fatalf("tools = %v, want huge and fine", names(set.Tools()))
@@ -292,16 +280,9 @@ func TestHostileHugeSchemaConnect(t *testing.T) {
 	for _, p := range set.Servers()[0].Status().Problems {
 		problem += p.Problem
 	}
-	if strings.Contains(problem, "larger than") {
-		return
+	if !strings.Contains(problem, "larger than") {
+		t.Errorf("problems = %q, want the huge schema over budget", problem)
 	}
-	// On a loaded machine the listing can end past the connect deadline; the schema is then
-	// measured on the tool's first call, which must still be bounded and work unvalidated.
-	start = time.Now()
-	if _, err := byName(t, set.Tools(), "huge").Handler(ctxT(t, 30*time.Second), []byte(`{}`)); err != nil {
-		t.Errorf("problems = %q and the first call failed: %v", problem, err)
-	}
-	t.Logf("first call (measuring the deferred schema) took %v", time.Since(start).Round(time.Millisecond))
 }
 
 // Bytes that are not UTF-8 in a tool's name, description or schema never reach the model:

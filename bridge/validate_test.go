@@ -117,9 +117,10 @@ func TestReadFromClosedPipeIsDeadSession(t *testing.T) {
 	}
 }
 
-// When the listing's deadline has passed, schemas are measured on first use instead: a good
-// schema still validates, an exponential one is still refused, and neither blocks.
-func TestSchemaMeasuredOnFirstUseAfterDeadline(t *testing.T) {
+// When the listing's deadline has passed, schemas are still measured at listing (compiling
+// waits for first use): a good schema validates on first use, an exponential one is refused
+// at once with its problem, and neither blocks.
+func TestSchemaMeasuredAfterDeadline(t *testing.T) {
 	s := newServer(ServerConfig{ID: "late"}, resolve(&Options{Logger: slog.New(slog.DiscardHandler)}), nil)
 	defer s.stop()
 	done, cancel := context.WithCancel(context.Background())
@@ -139,8 +140,8 @@ func TestSchemaMeasuredOnFirstUseAfterDeadline(t *testing.T) {
 		fmt.Fprintf(&chain, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
 	}
 	chain.WriteString(`"d40":{"type":"string"}}}`)
-	bad, _ := s.schema(done, json.RawMessage(chain.String()), "inputSchema")
-	if err := bad.Validate(ctx, "x"); !errors.Is(err, schemaguard.ErrValidationSkipped) {
-		t.Errorf("validate = %v, want schemaguard.ErrValidationSkipped", err)
+	bad, p := s.schema(done, json.RawMessage(chain.String()), "inputSchema")
+	if bad != nil || !strings.Contains(p, "is over the validation budget") {
+		t.Errorf("schema = %v, %q; want no validator and the over-budget problem", bad, p)
 	}
 }

@@ -35,23 +35,17 @@ const (
 // validate within the work budget; the value is passed on unvalidated.
 var ErrValidationSkipped = errors.New("validation skipped")
 
-// Schema is one tool schema that passed the budget check: compiled on first use (or
-// during assembly, while the connect deadline allows), and then kept. Compiling runs on its
-// own goroutine, so a caller whose deadline ends first returns at once; the compile still
-// finishes (bounded by MaxSchemaNodes) and serves the next call.
+// Schema is one tool schema that passed the budget check when it was listed: compiled on
+// first use (or during assembly, while the connect deadline allows), and then kept.
+// Compiling runs on its own goroutine, so a caller whose deadline ends first returns at once;
+// the compile still finishes (bounded by MaxSchemaNodes) and serves the next call.
 type Schema struct {
 	raw     json.RawMessage
 	stats   schemaStats
 	maxWork int64 // per validation, worst case
 	keep    bool  // keep the schema compiled by the assembly check
 
-	mu sync.Mutex // guards the fields below
-	// pending: measuring was deferred to first use (the listing's deadline had passed);
-	// stats, maxWork and keep are then set by ready, under mu.
-	pending    bool
-	lim        schemaLimits
-	measureErr error
-
+	mu        sync.Mutex // guards the fields below
 	sch       *jsonschema.Schema
 	err       error         // the compile error, for good
 	compiling chan struct{} // non-nil while a compile runs; closed when it ends
@@ -100,7 +94,10 @@ func (lim Limits) schemaLimits() schemaLimits {
 
 // Schema returns the validator of raw (what: "inputSchema" or "outputSchema"), or nil and a
 // problem saying why validation is off. The first time a schema's bytes are seen it is
-// measured against lim and, while ctx allows, compiled to find errors.
+// measured against lim, whatever is left of ctx (measuring is linear in the schema's size,
+// which is capped, so a finding never depends on the machine's load), and, while ctx
+// allows, compiled to find errors (compiling is quadratic; a schema not compiled in time is
+// compiled on first use).
 func (c *Cache) Schema(ctx context.Context, raw json.RawMessage, what string, lim Limits) (*Schema, string) {
 	key := string(raw)
 	c.mu.Lock()
@@ -109,11 +106,7 @@ func (c *Cache) Schema(ctx context.Context, raw json.RawMessage, what string, li
 		e = c.used[key]
 	}
 	c.mu.Unlock()
-	switch {
-	case e == nil && ctx.Err() != nil:
-		// No time left in the listing's deadline: measure on first use.
-		e = &schemaEntry{l: &Schema{raw: raw, pending: true, lim: lim.schemaLimits()}}
-	case e == nil:
+	if e == nil {
 		e = measure(raw, lim.schemaLimits())
 	}
 	if e.l != nil {
@@ -160,29 +153,6 @@ func measure(raw json.RawMessage, lim schemaLimits) *schemaEntry {
 	}}
 }
 
-// ready measures a schema whose measuring was deferred (see pending); an error means the
-// schema is over budget or broken, and validation is off for it.
-func (l *Schema) ready() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.pending {
-		return l.measureErr
-	}
-	l.pending = false
-	if len(l.raw) > MaxSchemaBytes {
-		l.measureErr = fmt.Errorf("it is larger than %d bytes", MaxSchemaBytes)
-		return l.measureErr
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(l.raw))
-	if err == nil {
-		l.stats, err = measureSchema(doc, l.lim)
-	}
-	l.measureErr = err
-	l.maxWork = l.lim.maxCost * CallWorkFactor
-	l.keep = l.stats.nodes > keepCompiledNodes
-	return err
-}
-
 // schemaProblem words the ToolProblem of a schema that is not used: over a budget, or not
 // compilable.
 func schemaProblem(what string, overBudget bool, err error) string {
@@ -206,9 +176,6 @@ func schemaProblem(what string, overBudget bool, err error) string {
 func (l *Schema) check(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil // no time left: compile on first use
-	}
-	if err := l.ready(); err != nil {
-		return err
 	}
 	l.mu.Lock()
 	known := l.sch != nil || l.err != nil
@@ -277,9 +244,6 @@ func (l *Schema) compile(done chan struct{}) {
 // budget, ctx's error (wrapped) when ctx ended first, and a validation error (wrapping
 // ErrInvalidArguments) when the value does not match.
 func (l *Schema) Validate(ctx context.Context, inst any) error {
-	if err := l.ready(); err != nil {
-		return fmt.Errorf("%w: the schema is not used for validation: %v", ErrValidationSkipped, err)
-	}
 	nodes, depth := valueSize(inst, costDepth+1)
 	if depth > costDepth && l.stats.recursive {
 		return fmt.Errorf("%w: the value nests more than %d levels deep and the schema is recursive", ErrValidationSkipped, costDepth)

@@ -1,6 +1,0 @@
-//go:build race
-
-package bridge_test
-
-// raceEnabled: the race detector slows CPU-bound work about tenfold.
-const raceEnabled = true

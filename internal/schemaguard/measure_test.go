@@ -1,0 +1,43 @@
+package schemaguard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Every schema is measured when it is listed, however little of the listing's deadline is
+// left: measuring is linear, so its finding (over budget, or broken) never depends on how
+// loaded the machine was. Only compiling (quadratic) waits for first use.
+func TestSchemaMeasuredAfterTheDeadline(t *testing.T) {
+	var chain strings.Builder
+	chain.WriteString(`{"type":"object","properties":{"x":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&chain, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	chain.WriteString(`"d40":{"type":"string"}}}`)
+	huge := `{"type":"object","properties":{"a":{"description":"` + strings.Repeat("x", MaxSchemaBytes) + `"}}}`
+	tests := []struct {
+		name, schema, want string
+		maxNodes           int
+	}{
+		{"larger than the byte cap", huge, "is over the validation budget, arguments are not validated: it is larger than 2097152 bytes", 5000},
+		{"over the cost budget", chain.String(), "is over the validation budget, arguments are not validated: its worst-case validation work", 5000},
+		{"over the node budget", `{"type":"object","properties":{` + props(200) + `}}`, "is over the validation budget, arguments are not validated: it has more than 100 subschemas", 100},
+		{"fine", `{"type":"object","properties":{"a":{"type":"string"}}}`, "", 5000},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the listing's deadline has passed
+	for _, tt := range tests {
+		lim := Limits{MaxCost: 100_000, MaxNodes: tt.maxNodes}
+		var c Cache
+		c.Begin()
+		v, problem := c.Schema(ctx, json.RawMessage(tt.schema), "inputSchema", lim)
+		c.End()
+		if !strings.Contains(problem, tt.want) || (tt.want == "") != (v != nil) {
+			t.Errorf("%s: validator %v, problem %q; want %q", tt.name, v != nil, problem, tt.want)
+		}
+	}
+}
