@@ -173,7 +173,9 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 	case c.origin == OriginHandler:
 		// 6. Check the output.
 		if rt.outValidator != nil && r.res.StructuredContent != nil && !r.res.IsError {
-			rt.outValidator.CheckOutput(ctx, r.res.StructuredContent, s.log, rt.name)
+			if err := rt.outValidator.CheckOutput(ctx, r.res.StructuredContent, s.log, rt.name); err != nil {
+				s.schemaBroken(rt.name, "outputSchema", err)
+			}
 		}
 		// 7. Flatten.
 		app := rt.ui.ResourceURI != ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
@@ -54,11 +55,31 @@ func (s *Server) validateArgs(ctx context.Context, rt *remoteTool, args json.Raw
 		return nil
 	}
 	err := rt.validator.ValidateJSON(ctx, args)
-	if errors.Is(err, schemaguard.ErrValidationSkipped) {
+	switch {
+	case errors.Is(err, schemaguard.ErrValidationSkipped):
 		s.log.Debug("arguments not validated", "tool", rt.name, "reason", err)
+		return nil
+	case errors.Is(err, schemaguard.ErrNotCompiled):
+		s.schemaBroken(rt.name, "inputSchema", err)
 		return nil
 	}
 	return err
+}
+
+// schemaBroken reports, once, a schema of tool found not to compile on first use (the
+// listing's deadline left no time to compile it then), as one found broken when listed is
+// reported: a ToolProblem in Status and a warning. Validation is off for it.
+func (s *Server) schemaBroken(tool, what string, err error) {
+	p := ToolProblem{Tool: tool, Problem: schemaguard.NotCompiledProblem(what, err)}
+	s.catMu.Lock()
+	known := slices.Contains(s.status.Problems, p)
+	if !known {
+		s.status.Problems = append(s.status.Problems, p)
+	}
+	s.catMu.Unlock()
+	if !known {
+		s.log.Warn("tool problem", "tool", tool, "problem", p.Problem)
+	}
 }
 
 // exposedArgs is the argument stage of a tool exposing resources or prompts: checked

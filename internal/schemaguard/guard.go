@@ -31,6 +31,11 @@ const (
 	CallWorkFactor = 100
 )
 
+// ErrNotCompiled is wrapped by Validate's error for a schema that turned out not to compile
+// on first use (the listing's deadline left no time to compile it then): the value is not
+// validated, and the caller reports the schema's problem as it is reported when listed.
+var ErrNotCompiled = errors.New("the schema does not compile")
+
 // ErrValidationSkipped reports a value too large (or too deep for a recursive schema) to
 // validate within the work budget; the value is passed on unvalidated.
 var ErrValidationSkipped = errors.New("validation skipped")
@@ -257,7 +262,7 @@ func (l *Schema) Validate(ctx context.Context, inst any) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return nil // does not compile: validation is off (reported when listed)
+		return fmt.Errorf("%w: %w", ErrNotCompiled, err)
 	}
 	if work*nodes <= inlineWork {
 		return validateInstance(sch, inst)
@@ -312,11 +317,14 @@ func (l *Schema) ValidateJSON(ctx context.Context, args json.RawMessage) error {
 
 // CheckOutput checks a result's structuredContent (as go-sdk decoded it) against the tool's
 // outputSchema and logs, under tool, when it does not match (Warn) or could not be checked
-// (Debug). A mismatch is the server's problem, never the call's.
-func (l *Schema) CheckOutput(ctx context.Context, structured any, log *slog.Logger, tool string) {
+// (Debug). A mismatch is the server's problem, never the call's. It returns an error only
+// for a schema found not to compile (wrapping ErrNotCompiled), for the caller to report.
+func (l *Schema) CheckOutput(ctx context.Context, structured any, log *slog.Logger, tool string) error {
 	err := l.Validate(ctx, ToValue(structured))
 	switch {
 	case err == nil:
+	case errors.Is(err, ErrNotCompiled):
+		return err
 	case errors.Is(err, ErrValidationSkipped):
 		log.Debug("structuredContent not checked against the outputSchema", "tool", tool, "reason", err)
 	case ctx.Err() != nil:
@@ -325,6 +333,13 @@ func (l *Schema) CheckOutput(ctx context.Context, structured any, log *slog.Logg
 		msg := strings.TrimPrefix(err.Error(), ErrInvalidArguments.Error()+": ")
 		log.Warn("structuredContent does not match the tool's outputSchema", "tool", tool, "err", oneLine(msg))
 	}
+	return nil
+}
+
+// NotCompiledProblem words the ToolProblem of a schema (what: "inputSchema" or
+// "outputSchema") found not to compile on first use; err wraps ErrNotCompiled.
+func NotCompiledProblem(what string, err error) string {
+	return schemaProblem(what, false, errors.New(strings.TrimPrefix(err.Error(), ErrNotCompiled.Error()+": ")))
 }
 
 // Nodes is the number of subschemas the schema was measured to have (0 while measuring is

@@ -3,6 +3,7 @@ package schemaguard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -38,6 +39,30 @@ func TestSchemaMeasuredAfterTheDeadline(t *testing.T) {
 		c.End()
 		if !strings.Contains(problem, tt.want) || (tt.want == "") != (v != nil) {
 			t.Errorf("%s: validator %v, problem %q; want %q", tt.name, v != nil, problem, tt.want)
+		}
+	}
+}
+
+// A schema that measures within budget but does not compile, listed too late to compile:
+// its first use says so (ErrNotCompiled, with a problem worded as at listing) and passes the
+// value on, every time.
+func TestSchemaNotCompiledOnFirstUse(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var c Cache
+	c.Begin()
+	v, problem := c.Schema(ctx, json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`), "inputSchema", Limits{MaxCost: 100_000, MaxNodes: 5000})
+	c.End()
+	if v == nil || problem != "" {
+		t.Fatalf("Schema = %v, %q; want a validator (compiling waits for first use)", v, problem)
+	}
+	for range 2 {
+		err := v.ValidateJSON(context.Background(), json.RawMessage(`{"a":"x"}`))
+		if !errors.Is(err, ErrNotCompiled) {
+			t.Fatalf("ValidateJSON = %v, want ErrNotCompiled", err)
+		}
+		if p := NotCompiledProblem("inputSchema", err); !strings.HasPrefix(p, "inputSchema does not compile, arguments are not validated: ") || strings.Contains(p, ErrNotCompiled.Error()) {
+			t.Errorf("problem = %q", p)
 		}
 	}
 }
