@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -254,6 +255,8 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 	remote, model, appOnly, problems := s.convert(ctx, listed, raw)
 	s.schemas.End()
 	releaseListed(listed, raw) // listcache.go
+	var later logLater
+	defer later.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if onlyIf != nil && s.sess != onlyIf {
@@ -290,9 +293,9 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 			continue
 		}
 		if p.Skipped {
-			s.log.Warn("tool skipped", "tool", p.Tool, "problem", p.Problem)
+			later.warn(s.log, "tool skipped", "tool", p.Tool, "problem", p.Problem)
 		} else {
-			s.log.Warn("tool problem", "tool", p.Tool, "problem", p.Problem)
+			later.warn(s.log, "tool problem", "tool", p.Tool, "problem", p.Problem)
 		}
 	}
 	s.status.Problems = problems
@@ -306,6 +309,8 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 // server's tools, logs renames and returns the tools.
 func (s *Server) build(n *namer) Tools {
 	caps := s.serverCaps() // before catMu: lock order
+	var later logLater
+	defer later.flush()
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	prefix := s.cfg.Prefix
@@ -319,11 +324,11 @@ func (s *Server) build(n *namer) Tools {
 		name, why := n.assign(s.cfg.ID, prefix, remote)
 		if why != "" {
 			renamed = append(renamed, Rename{Remote: remote, Name: name, Reason: why})
-			s.log.Warn("tool renamed", "tool", remote, "name", name, "reason", why)
+			later.warn(s.log, "tool renamed", "tool", remote, "name", name, "reason", why)
 		}
 		tools = append(tools, s.tool(name, rt))
 	}
-	tools = append(tools, s.exposed(n, caps)...)
+	tools = append(tools, s.exposed(n, caps, &later)...)
 	s.tools = tools
 	s.status.Renamed = renamed
 	return tools
@@ -361,4 +366,22 @@ func droppedBySDK(raw json.RawMessage) string {
 		return "dropped: its inputSchema has an invalid x-mcp-header marker (SEP-2243 requires clients to drop such tools)"
 	}
 	return "dropped by the MCP SDK while decoding tools/list (see its error log)"
+}
+
+// logLater holds log lines found under a lock, to be written after it is released (see the
+// lock order on Server). Deferred flushes run after deferred unlocks registered later.
+type logLater []func()
+
+func (l *logLater) warn(log *slog.Logger, msg string, args ...any) {
+	*l = append(*l, func() { log.Warn(msg, args...) })
+}
+
+func (l *logLater) error(log *slog.Logger, msg string, args ...any) {
+	*l = append(*l, func() { log.Error(msg, args...) })
+}
+
+func (l *logLater) flush() {
+	for _, f := range *l {
+		f()
+	}
 }

@@ -72,8 +72,8 @@ func (s *Server) serverCaps() *mcp.ServerCapabilities {
 // exposed builds the synthesized tools ServerConfig.Expose asks for, named with n and always
 // prefixed (Prefix, else the server ID) so the model can tell servers apart. caps are the
 // server's capabilities (nil: unknown); what it does not offer is a problem, not a tool.
-// The caller holds catMu.
-func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
+// The caller holds catMu; what is to be logged goes to later.
+func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities, later *logLater) Tools {
 	if len(s.cfg.Expose) == 0 {
 		return nil
 	}
@@ -90,13 +90,13 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities) Tools {
 			p := ToolProblem{Tool: et.stem, Problem: fmt.Sprintf("expose: the server does not offer %s", et.what), Skipped: true}
 			if !slices.Contains(s.status.Problems, p) {
 				s.status.Problems = append(s.status.Problems, p)
-				s.log.Warn("tool skipped", "tool", p.Tool, "problem", p.Problem)
+				later.warn(s.log, "tool skipped", "tool", p.Tool, "problem", p.Problem)
 			}
 			continue
 		}
 		sch, err := schemaguard.Compile(json.RawMessage(et.schema))
 		if err != nil { // the schemas are ours: a failure is a bug, not the server's
-			s.log.Error("exposed tool schema does not compile", "tool", et.stem, "err", err)
+			later.error(s.log, "exposed tool schema does not compile", "tool", et.stem, "err", err)
 			continue
 		}
 		name, _ := n.assign(s.cfg.ID, prefix, et.stem)

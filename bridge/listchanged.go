@@ -94,17 +94,20 @@ type notifier struct {
 
 func (n *notifier) post(f func()) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if len(n.queue) == maxPendingCallbacks {
+	dropped := len(n.queue) == maxPendingCallbacks
+	if dropped {
 		n.queue = n.queue[1:]
-		n.log.Warn("a host callback is slow; the oldest pending change notification was dropped", "pending", maxPendingCallbacks)
 	}
 	n.queue = append(n.queue, f)
-	if n.running {
-		return
-	}
+	start := !n.running
 	n.running = true
-	go n.run()
+	n.mu.Unlock()
+	if start {
+		go n.run()
+	}
+	if dropped {
+		n.log.Warn("a host callback is slow; the oldest pending change notification was dropped", "pending", maxPendingCallbacks)
+	}
 }
 
 func (n *notifier) run() {

@@ -132,10 +132,13 @@ func (t *telemetry) instruments() *instruments {
 		return nil
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.inst != nil && t.instMP == mp {
-		return t.inst
+	inst, instMP := t.inst, t.instMP
+	t.mu.Unlock()
+	if inst != nil && instMP == mp {
+		return inst
 	}
+	// The host's provider is called without the lock; two calls racing here both make
+	// instruments, and the later one is kept.
 	m := mp.Meter(scopeName, metric.WithInstrumentationVersion(moduleVersion()))
 	dur, err1 := m.Float64Histogram("mcp.client.operation.duration",
 		metric.WithDescription("The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received."),
@@ -146,8 +149,11 @@ func (t *telemetry) instruments() *instruments {
 	if err1 != nil || err2 != nil {
 		return nil
 	}
-	t.instMP, t.inst = mp, &instruments{duration: dur, errors: errs}
-	return t.inst
+	inst = &instruments{duration: dur, errors: errs}
+	t.mu.Lock()
+	t.instMP, t.inst = mp, inst
+	t.mu.Unlock()
+	return inst
 }
 
 // propagator returns the propagator that writes trace context into params._meta: the

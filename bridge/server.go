@@ -35,8 +35,22 @@ type Server struct {
 	life context.Context // cancelled by Close: in-flight calls and redials end with it
 	stop context.CancelFunc
 
-	// Lock order: mu before catMu. Code holding catMu never takes mu; neither is held while
-	// calling out (to the server, a host callback or the log of a slow handler).
+	// Locks (the whole order of package bridge). A lock may be taken while holding the
+	// ones listed before it on its line, never the other way round:
+	//
+	//	Server.mu      -> Server.catMu, Server.bgMu
+	//	relistState.mu -> Server.bgMu
+	//	userTable.mu   -> Server.bgMu
+	//	Server.catMu, Server.bgMu, protocolState.mu, negotiation.mu, notifier.mu,
+	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu: leaves
+	//
+	// (internal/schemaguard and internal/oauth document their own, all leaves but
+	// oauth.Handler.mu -> its token sources' locks; transport's are its own.) No lock is
+	// held while calling out: not a host callback (hooks, OnStatus, OnToolsChanged,
+	// OnAppResult, OnElicitation, progress, a TokenStore, an Authorizer), not the logger
+	// (whose handler may be slow, or call back into the server), not OpenTelemetry's
+	// providers, not go-sdk, not the network. Code that must log what it found under a lock
+	// collects it (logLater) and logs after unlocking.
 
 	mu        sync.Mutex // guards the connection state below
 	sess      *session   // nil while no live session
@@ -323,6 +337,14 @@ func (s *Server) Close() error {
 		var wg sync.WaitGroup
 		wg.Go(func() { s.waitBackground(sessionClose) })
 		wg.Go(s.closeUsers)
+		// Refreshed tokens being saved (the server's grant and its users') are kept.
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), sessionClose)
+			defer cancel()
+			for _, h := range s.oauthHandlers() {
+				h.Flush(ctx)
+			}
+		})
 		if sess != nil {
 			if err := sess.close(); err != nil {
 				s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}

@@ -422,6 +422,22 @@ func (set *Set) proxyUser(next http.Handler) http.Handler {
 }
 
 // closeUsers closes every user's session (Close; s.life is already cancelled).
+// oauthHandlers returns the server's OAuth handlers: its own and its users'.
+func (s *Server) oauthHandlers() []*oauth.Handler {
+	if s.oauth == nil {
+		return nil
+	}
+	hs := []*oauth.Handler{s.oauth}
+	s.users.mu.Lock()
+	for _, u := range s.users.m {
+		if u.h != nil {
+			hs = append(hs, u.h)
+		}
+	}
+	s.users.mu.Unlock()
+	return hs
+}
+
 func (s *Server) closeUsers() {
 	s.users.mu.Lock()
 	var all []*session

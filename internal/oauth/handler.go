@@ -182,6 +182,13 @@ func Prepare(a Config) (Config, error) {
 // Handler implements go-sdk's auth.OAuthHandler for one server: tokens from the store
 // (refreshed and saved as they change), the interactive flow only with an authorizer, the
 // client credentials grant on its own.
+//
+// Locks: Handler.mu may be held while taking a savingSource.mu (never the other way round);
+// savingSource.mu, sharedSource.mu, dpopGrant.mu and refusals.mu are leaves. Nothing is called
+// while any of them is held (no Store method, no authorizer, no logger, no network). The store is read once,
+// that read shared by concurrent first uses; concurrent 401s share one authorization;
+// refreshed tokens are saved by one writer goroutine per token source, newest last, so a
+// slow or hanging store delays only the save, never a token fetch.
 type Handler struct {
 	set   Settings
 	auth  *Config // &set.Auth
@@ -190,13 +197,22 @@ type Handler struct {
 	hc    *http.Client
 	log   *slog.Logger
 
-	mu     sync.Mutex // guards the fields below
-	loaded bool
+	mu     sync.Mutex         // guards the fields below
+	load   *flight            // reading the stored grant: started by the first TokenSource, shared
 	ts     oauth2.TokenSource // nil until a token is known
 	inner  *auth.AuthorizationCodeHandler
+	authz  *flight // the authorization in progress, shared by concurrent 401s
+	savers []*savingSource
 
 	dpop     dpopGrant // the grant's DPoP key, when its tokens are bound
 	refusals refusals  // the last workload or ID token a server refused
+}
+
+// flight is one piece of work others wait for: done is closed when it ended, err is its
+// outcome.
+type flight struct {
+	done chan struct{}
+	err  error
 }
 
 // NewHandler returns the handler of one server; st.Auth must have passed Prepare.
@@ -218,24 +234,72 @@ func (h *Handler) WrapTransport(base http.RoundTripper) http.RoundTripper {
 	return h.dpop.wrapResource(base)
 }
 
-// TokenSource implements auth.OAuthHandler: the stored grant, loaded once.
+// TokenSource implements auth.OAuthHandler: the stored grant, read once (concurrent first
+// uses wait for that one read, as long as their ctx allows).
 func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.loaded && h.auth.Type == TypeOAuth {
-		h.loaded = true
-		st, err := h.store.LoadToken(ctx, h.key)
-		if err != nil {
-			h.log.Warn("reading the stored OAuth token failed; a login may be needed", "err", err)
-		} else if st != nil && st.Token != nil {
-			if h.dpop.useStored(st) {
-				h.ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
-			} else {
-				h.log.Warn("the stored OAuth token's DPoP key cannot be read; a login is needed")
-			}
+	if h.auth.Type == TypeOAuth {
+		if err := h.loadStored(ctx); err != nil {
+			return nil, err
 		}
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	return h.ts, nil
+}
+
+// markLoaded records that the stored grant need not be read (a login or Ensure set the
+// token). The caller holds h.mu.
+func (h *Handler) markLoaded() {
+	if h.load == nil {
+		l := &flight{done: make(chan struct{})}
+		close(l.done)
+		h.load = l
+	}
+}
+
+// loadStored reads the stored grant once; it returns ctx's error when ctx ends while another
+// caller reads it. A read that fails is logged, not an error here: the request goes out
+// without a token and its 401 leads to Authorize.
+func (h *Handler) loadStored(ctx context.Context) error {
+	h.mu.Lock()
+	l := h.load
+	first := l == nil
+	if first {
+		l = &flight{done: make(chan struct{})}
+		h.load = l
+	}
+	h.mu.Unlock()
+	if !first {
+		select {
+		case <-l.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	st, err := h.store.LoadToken(ctx, h.key)
+	var ts oauth2.TokenSource
+	keyLost := false
+	if err == nil && st != nil && st.Token != nil {
+		if h.dpop.useStored(st) {
+			ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
+		} else {
+			keyLost = true
+		}
+	}
+	h.mu.Lock()
+	if ts != nil && h.ts == nil {
+		h.ts = ts
+	}
+	h.mu.Unlock()
+	close(l.done)
+	switch {
+	case err != nil:
+		h.log.Warn("reading the stored OAuth token failed", "err", err)
+	case keyLost:
+		h.log.Warn("the stored OAuth token's DPoP key cannot be read; a login is needed")
+	}
+	return nil
 }
 
 // tokenCtx is the context refreshes run on: not a request's, since a token source outlives it.
@@ -252,58 +316,113 @@ func (st *Grant) config() *oauth2.Config {
 	}
 }
 
-// Authorize implements auth.OAuthHandler; go-sdk calls it after a 401 or 403.
+// Authorize implements auth.OAuthHandler; go-sdk calls it after a 401 or 403. Concurrent
+// calls share one authorization: the first does it, the others wait for its outcome (as
+// long as their ctx allows) and retry with its token.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	h.mu.Lock()
+	f := h.authz
+	lead := f == nil
+	if lead {
+		f = &flight{done: make(chan struct{})}
+		h.authz = f
+	}
+	h.mu.Unlock()
+	if !lead {
+		resp.Body.Close()
+		select {
+		case <-f.done:
+			return f.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var err error
+	if h.tokenChangedSince(req) {
+		// Another caller's authorization ended after this request was sent: retry with
+		// its token rather than authorize again.
+		resp.Body.Close()
+	} else {
+		_, err = h.authorize(ctx, req, resp)
+	}
+	h.mu.Lock()
+	h.authz = nil
+	h.mu.Unlock()
+	f.err = err
+	close(f.done)
+	return err
+}
+
+// tokenChangedSince reports whether the token now differs from the one req was sent with
+// (whatever its scheme: Bearer, DPoP).
+func (h *Handler) tokenChangedSince(req *http.Request) bool {
+	h.mu.Lock()
+	ts := h.ts
+	h.mu.Unlock()
+	if ts == nil {
+		return false
+	}
+	tok, err := ts.Token()
+	if err != nil || tok.AccessToken == "" {
+		return false
+	}
+	_, sent, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+	return sent != tok.AccessToken
+}
+
+// authorize is one authorization; interactive says a person was (or was to be) asked.
+func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.Response) (interactive bool, err error) {
 	if h.auth.Type != TypeOAuth {
 		defer resp.Body.Close()
 		defer io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		ts, err := h.machineGrant(ctx, req, resp)
 		if err != nil {
-			return err
+			return false, err
 		}
 		h.mu.Lock()
 		h.ts = ts
 		h.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	if resp.StatusCode == http.StatusUnauthorized && h.refreshNow(ctx, req) {
 		resp.Body.Close()
-		return nil // the server refused a token that looked valid: retry with a fresh one
+		return false, nil // the server refused a token that looked valid: retry with a fresh one
 	}
 	if h.set.Fetch == nil {
 		resp.Body.Close()
-		why := "the server refused the stored token"
 		h.mu.Lock()
-		if h.ts == nil {
+		noToken := h.ts == nil
+		h.mu.Unlock()
+		why := "the server refused the stored token"
+		if noToken {
 			why = "no OAuth token is stored for it"
 		}
-		h.mu.Unlock()
 		if resp.StatusCode == http.StatusForbidden {
 			why = "the server wants more scopes than the stored token has"
 		}
-		return needsLogin(h.set.ID, h.set.Source, why)
+		return false, needsLogin(h.set.ID, h.set.Source, why)
 	}
-	inner, err := h.interactive()
+	inner, err := h.interactive(ctx)
 	if err != nil {
 		resp.Body.Close()
-		return err
+		return true, err
 	}
 	if err := h.bindCodeGrant(ctx, req, resp); err != nil {
 		resp.Body.Close()
-		return err
+		return true, err
 	}
 	defer h.dpop.abandon() // a no-op once the new grant's token arrived
 	if err := inner.Authorize(ctx, req, resp); err != nil {
-		return err
+		return true, err
 	}
 	ts, err := inner.TokenSource(ctx)
 	if err != nil {
-		return err
+		return true, err
 	}
 	h.mu.Lock()
 	h.ts = ts
 	h.mu.Unlock()
-	return nil
+	return true, nil
 }
 
 // refreshNow refreshes the stored grant at once, whatever its access token's expiry says;
@@ -313,7 +432,7 @@ func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
 		_, refused, _ := strings.Cut(req.Header.Get("Authorization"), " ") // Bearer or DPoP
 		return h.refreshShared(ctx, refused)
 	}
-	st, err := h.store.LoadToken(ctx, h.key)
+	st, err := h.newestGrant(ctx)
 	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" || !h.dpop.useStored(st) {
 		return false
 	}
@@ -330,12 +449,36 @@ func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
 	return true
 }
 
-// interactive returns go-sdk's authorization code handler, created on first use.
-func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
+// newestGrant is the grant to refresh from: the store's (another process may have refreshed
+// it meanwhile), unless this handler holds a newer one the store does not have yet (its save
+// is still under way).
+func (h *Handler) newestGrant(ctx context.Context) (*Grant, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.inner != nil {
-		return h.inner, nil
+	cur, _ := h.ts.(*savingSource)
+	h.mu.Unlock()
+	if cur != nil {
+		cur.mu.Lock()
+		pending, g := cur.saved != cur.gen, cur.st
+		cur.mu.Unlock()
+		if pending {
+			return &g, nil
+		}
+	}
+	return h.store.LoadToken(ctx, h.key)
+}
+
+// interactive returns go-sdk's authorization code handler, created on first use (by the one
+// authorization running: see Authorize).
+func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandler, error) {
+	h.mu.Lock()
+	inner := h.inner
+	h.mu.Unlock()
+	if inner != nil {
+		return inner, nil
+	}
+	initial, err := h.TokenSource(ctx)
+	if err != nil {
+		return nil, err
 	}
 	a := h.auth
 	c := &auth.AuthorizationCodeHandlerConfig{
@@ -343,6 +486,7 @@ func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 		AuthorizationCodeFetcher: h.fetcher(),
 		RequestRefreshToken:      true,
 		Client:                   h.hc,
+		InitialTokenSource:       initial,
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			if err := h.checkBinding(tok); err != nil {
 				return nil, err
@@ -356,11 +500,10 @@ func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 				AuthURL: oc.Endpoint.AuthURL, TokenURL: oc.Endpoint.TokenURL, AuthStyle: int(oc.Endpoint.AuthStyle),
 				Scopes: oc.Scopes, Token: tok, Issuer: origin(oc.Endpoint.TokenURL), DPoPKey: key,
 			}
-			ts := h.persisting(st, oc.TokenSource(h.tokenCtx(), tok))
 			if err := h.store.SaveToken(ctx, h.key, st); err != nil {
 				return nil, fmt.Errorf("saving the OAuth token: %w", err)
 			}
-			return ts, nil
+			return h.persisting(st, oc.TokenSource(h.tokenCtx(), tok)), nil
 		},
 	}
 	if len(a.Scopes) > 0 {
@@ -388,33 +531,57 @@ func (h *Handler) interactive() (*auth.AuthorizationCodeHandler, error) {
 			TokenEndpointAuthMethod: "none",
 		}}
 	}
-	h.mu.Unlock()
-	st, _ := h.TokenSource(context.Background())
-	h.mu.Lock()
-	c.InitialTokenSource = st
-	inner, err := auth.NewAuthorizationCodeHandler(c)
+	inner, err = auth.NewAuthorizationCodeHandler(c)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	h.inner = inner
-	return inner, nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.inner == nil {
+		h.inner = inner
+	}
+	return h.inner, nil
 }
+
+// SaveTimeout bounds one SaveToken of a refreshed token (made off the fetch path).
+const SaveTimeout = 30 * time.Second
 
 // persisting wraps ts so that every new token (a refresh) is saved under the handler's key.
 func (h *Handler) persisting(st *Grant, ts oauth2.TokenSource) oauth2.TokenSource {
 	if _, ok := h.store.(Locker); ok {
 		return h.shared(st, "")
 	}
-	return &savingSource{h: h, st: *st, ts: ts, last: st.Token.AccessToken}
+	s := &savingSource{h: h, st: *st, ts: ts, last: st.Token.AccessToken}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Keep the sources with a save under way (for Flush), and the new one.
+	kept := h.savers[:0]
+	for _, o := range h.savers {
+		o.mu.Lock()
+		busy := o.idle != nil
+		o.mu.Unlock()
+		if busy {
+			kept = append(kept, o)
+		}
+	}
+	h.savers = append(kept, s)
+	return s
 }
 
+// savingSource is a token source whose new tokens are saved to the store by a writer
+// goroutine of its own: newest last, each save bounded by SaveTimeout, never on the path of
+// a token fetch (go-sdk fetches the token under its connection's lock before every request).
 type savingSource struct {
 	h  *Handler
 	ts oauth2.TokenSource
 
-	mu   sync.Mutex // guards the fields below
-	st   Grant
-	last string
+	mu      sync.Mutex // guards the fields below; a leaf
+	st      Grant
+	last    string        // the newest access token seen
+	gen     uint64        // counts new tokens
+	saved   uint64        // the gen the store has (or whose save was given up)
+	writing bool          // the writer goroutine runs
+	idle    chan struct{} // closed when saved caught up with gen; nil when it has
 }
 
 func (s *savingSource) Token() (*oauth2.Token, error) {
@@ -427,12 +594,64 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	if tok.AccessToken != s.last {
 		s.last = tok.AccessToken
 		s.st.Token = tok
-		st := s.st
-		if err := s.h.store.SaveToken(context.Background(), s.h.key, &st); err != nil {
-			s.h.log.Warn("saving the refreshed OAuth token failed", "err", err)
+		s.gen++
+		if s.idle == nil {
+			s.idle = make(chan struct{})
+		}
+		if !s.writing {
+			s.writing = true
+			go s.write()
 		}
 	}
 	return tok, nil
+}
+
+// write saves the newest grant until the store has it.
+func (s *savingSource) write() {
+	for {
+		s.mu.Lock()
+		if s.saved == s.gen {
+			s.writing = false
+			if s.idle != nil {
+				close(s.idle)
+				s.idle = nil
+			}
+			s.mu.Unlock()
+			return
+		}
+		gen, st := s.gen, s.st
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), SaveTimeout)
+		err := s.h.store.SaveToken(ctx, s.h.key, &st)
+		cancel()
+		if err != nil {
+			s.h.log.Warn("saving the refreshed OAuth token failed", "err", err)
+		}
+		s.mu.Lock()
+		s.saved = gen
+		s.mu.Unlock()
+	}
+}
+
+// Flush waits until every refreshed token has been saved (or its save given up), or ctx
+// ends, so that a host closing the server keeps the refresh it made.
+func (h *Handler) Flush(ctx context.Context) {
+	h.mu.Lock()
+	savers := h.savers
+	h.mu.Unlock()
+	for _, s := range savers {
+		s.mu.Lock()
+		idle := s.idle
+		s.mu.Unlock()
+		if idle == nil {
+			continue
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // Status is what probe shows; it needs the current token, which may refresh it.

@@ -39,9 +39,10 @@ type sharedSource struct {
 	lock  Locker
 	early time.Duration // this grant's share of the jitter
 
-	mu  sync.Mutex // one refresh at a time in this process; guards the fields below
-	g   Grant
-	bad string // an access token the server refused: never adopted again
+	mu         sync.Mutex // guards the fields below; a leaf: nothing is called while it is held
+	g          Grant
+	bad        string  // an access token the server refused: never adopted again
+	refreshing *flight // the refresh in progress in this process, shared by its callers
 }
 
 func (h *Handler) shared(st *Grant, bad string) *sharedSource {
@@ -53,55 +54,95 @@ func (h *Handler) shared(st *Grant, bad string) *sharedSource {
 	return s
 }
 
-func (s *sharedSource) fresh(t *oauth2.Token) bool {
-	return t != nil && t.AccessToken != "" && t.AccessToken != s.bad &&
+func (s *sharedSource) fresh(t *oauth2.Token, bad string) bool {
+	return t != nil && t.AccessToken != "" && t.AccessToken != bad &&
 		(t.Expiry.IsZero() || time.Until(t.Expiry) > expiryDelta+s.early)
 }
 
 // Token returns the grant's access token, refreshing it under the store's lock when it is
-// about to expire.
+// about to expire: one refresh at a time in this process, shared by the callers that need
+// it (the store is called without the source's lock).
 func (s *sharedSource) Token() (*oauth2.Token, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fresh(s.g.Token) {
-		return s.g.Token, nil
+	for {
+		s.mu.Lock()
+		if s.fresh(s.g.Token, s.bad) {
+			tok := s.g.Token
+			s.mu.Unlock()
+			return tok, nil
+		}
+		f := s.refreshing
+		lead := f == nil
+		if lead {
+			f = &flight{done: make(chan struct{})}
+			s.refreshing = f
+		}
+		g, bad := s.g, s.bad
+		s.mu.Unlock()
+		if !lead {
+			<-f.done // bounded by refreshTimeout
+			if f.err != nil {
+				return nil, f.err
+			}
+			continue
+		}
+		ng, err := s.refresh(g, bad)
+		s.mu.Lock()
+		if err == nil {
+			s.g = ng
+			if ng.Token.AccessToken != bad {
+				s.bad = ""
+			}
+		}
+		s.refreshing = nil
+		s.mu.Unlock()
+		f.err = err
+		close(f.done)
+		if err != nil {
+			return nil, err
+		}
+		return ng.Token, nil
 	}
+}
+
+// refresh gets a fresh grant for g under the store's lock: the stored one when another
+// replica refreshed it meanwhile, else g refreshed and saved.
+func (s *sharedSource) refresh(g Grant, bad string) (Grant, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	unlock, err := s.lock.LockToken(ctx, s.h.key, lockTTL)
 	if err != nil {
-		return nil, fmt.Errorf("locking the grant for its refresh: %w", err)
+		return g, fmt.Errorf("locking the grant for its refresh: %w", err)
 	}
 	defer unlock()
 	// The grant as stored now: another replica may have refreshed it (and spent the
 	// refresh token this process holds).
 	st, err := s.h.store.LoadToken(ctx, s.h.key)
 	if err != nil {
-		return nil, fmt.Errorf("reading the grant for its refresh: %w", err)
+		return g, fmt.Errorf("reading the grant for its refresh: %w", err)
 	}
 	if st != nil && st.Token != nil {
-		s.g = *st
-		if s.fresh(st.Token) {
-			return st.Token, nil
+		g = *st
+		if s.fresh(st.Token, bad) {
+			return g, nil
 		}
 	}
-	if s.g.Token == nil || s.g.Token.RefreshToken == "" {
-		return nil, errors.New("the access token expired and no refresh token is kept")
+	if g.Token == nil || g.Token.RefreshToken == "" {
+		return g, errors.New("the access token expired and no refresh token is kept")
 	}
-	stale := *s.g.Token
+	stale := *g.Token
 	stale.AccessToken = "" // so that oauth2 refreshes
 	rctx := context.WithValue(ctx, oauth2.HTTPClient, s.h.hc)
-	tok, err := s.g.config().TokenSource(rctx, &stale).Token()
+	tok, err := g.config().TokenSource(rctx, &stale).Token()
 	if err != nil {
-		return nil, err
+		return g, err
 	}
-	s.g.Token, s.bad = tok, ""
-	g := s.g
-	if err := s.h.store.SaveToken(ctx, s.h.key, &g); err != nil {
+	g.Token = tok
+	saved := g
+	if err := s.h.store.SaveToken(ctx, s.h.key, &saved); err != nil {
 		// The new refresh token is lost to the other replicas; this one keeps using it.
 		s.h.log.Warn("saving the refreshed OAuth token failed", "err", err)
 	}
-	return tok, nil
+	return g, nil
 }
 
 // refreshShared is refreshNow for a Locker store: bad, the access token the server refused,

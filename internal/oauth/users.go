@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
 )
 
 // UserKey is the store key of user's grant for a server: Key for the host's own grant
@@ -33,7 +34,7 @@ func UserKey(serverURL, clientID, typ, user string) string {
 // (or a stand-in without a challenge: go-sdk then finds the protected resource metadata
 // at its well-known URL). On success the new grant is saved and used from then on.
 func (h *Handler) Login(ctx context.Context, req *http.Request, resp *http.Response) error {
-	inner, err := h.interactive()
+	inner, err := h.interactive(ctx)
 	if err != nil {
 		resp.Body.Close()
 		return err
@@ -46,7 +47,8 @@ func (h *Handler) Login(ctx context.Context, req *http.Request, resp *http.Respo
 		return err
 	}
 	h.mu.Lock()
-	h.ts, h.loaded = ts, true
+	h.ts = ts
+	h.markLoaded()
 	h.mu.Unlock()
 	return nil
 }
@@ -67,20 +69,27 @@ func (h *Handler) Ensure(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.ts != nil {
+	has := h.ts != nil
+	h.mu.Unlock()
+	if has {
 		return true, nil
 	}
+	// The store is read without the handler's lock (see the lock order on Handler).
 	st, err := h.store.LoadToken(ctx, h.key)
 	if err != nil {
 		return false, fmt.Errorf("token store: %w", err)
 	}
-	h.loaded = true
-	if st == nil || st.Token == nil {
-		return false, nil
+	var ts oauth2.TokenSource
+	if st != nil && st.Token != nil {
+		ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
 	}
-	h.ts = h.persisting(st, st.config().TokenSource(h.tokenCtx(), st.Token))
-	return true, nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.markLoaded()
+	if h.ts == nil {
+		h.ts = ts
+	}
+	return h.ts != nil, nil
 }
 
 // Settings returns the settings the handler was made with (Auth prepared), for a handler

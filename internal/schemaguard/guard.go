@@ -226,11 +226,12 @@ func (l *Schema) get(ctx context.Context) (*jsonschema.Schema, error) {
 	select {
 	case <-ch:
 		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.sch == nil && l.err == nil { // dropped by check meanwhile
+		sch, err := l.sch, l.err
+		l.mu.Unlock()
+		if sch == nil && err == nil { // dropped by check meanwhile: compile again, unlocked
 			return Compile(l.raw)
 		}
-		return l.sch, l.err
+		return sch, err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("compiling the schema did not finish in time: %w", ctx.Err())
 	}

@@ -6,6 +6,11 @@
 // untrusted code the bridge runs: it is measured in one linear pass, compiled with a loader
 // that refuses external references, and validation never runs past the caller's deadline.
 //
+// Locks: Cache.mu and Schema.mu are leaves, and nothing is called while one is held: a
+// schema is measured, compiled and a value validated without a lock (a compile runs on its
+// own goroutine, its result stored under Schema.mu), and the logger CheckOutput is given is
+// called unlocked.
+//
 // The package is internal to the module: package bridge is its only user.
 package schemaguard
 
