@@ -203,6 +203,10 @@ func (s *Server) open(ctx context.Context) (*session, PhaseTiming, *ServerError)
 	if err != nil {
 		return nil, PhaseTiming{}, s.serverError(PhaseConfig, err, nil)
 	}
+	if s.oauth != nil {
+		// One connection attempt: an interactive authorization that fails ends it.
+		ctx = oauth.WithAttempt(ctx)
+	}
 	start := time.Now()
 	var serr *ServerError
 	for i, k := range kinds {
@@ -237,6 +241,7 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 	// The session's context must outlive start-up (the SSE transport reads its stream on it),
 	// so ctx only cancels it until Connect returns.
 	sctx, cancel := context.WithCancel(s.life)
+	sctx = oauth.CopyAttempt(ctx, sctx)
 	stopAfter := context.AfterFunc(ctx, cancel)
 	started := time.Now()
 	// go-sdk's Connect closes the session when initialize fails, and that close waits for

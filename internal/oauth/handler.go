@@ -318,8 +318,16 @@ func (st *Grant) config() *oauth2.Config {
 
 // Authorize implements auth.OAuthHandler; go-sdk calls it after a 401 or 403. Concurrent
 // calls share one authorization: the first does it, the others wait for its outcome (as
-// long as their ctx allows) and retry with its token.
+// long as their ctx allows) and retry with its token. Within one connection attempt (see
+// WithAttempt) an interactive authorization that failed is not started again: the attempt
+// ends with that failure's own error (go-sdk asks once for server/discover and again for
+// initialize).
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	att := attemptFrom(ctx)
+	if err := att.failure(); err != nil {
+		resp.Body.Close()
+		return err
+	}
 	h.mu.Lock()
 	f := h.authz
 	lead := f == nil
@@ -337,13 +345,17 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			return ctx.Err()
 		}
 	}
+	var interactive bool
 	var err error
 	if h.tokenChangedSince(req) {
 		// Another caller's authorization ended after this request was sent: retry with
 		// its token rather than authorize again.
 		resp.Body.Close()
 	} else {
-		_, err = h.authorize(ctx, req, resp)
+		interactive, err = h.authorize(ctx, req, resp)
+	}
+	if err != nil && interactive {
+		att.fail(err)
 	}
 	h.mu.Lock()
 	h.authz = nil
@@ -679,4 +691,54 @@ func origin(u string) string {
 		return ""
 	}
 	return p.Scheme + "://" + p.Host
+}
+
+// attemptKey is the context key of a connection attempt.
+type attemptKey struct{}
+
+// Attempt is one connection attempt of a server (a dial or a redial, its protocol
+// negotiation included): an interactive authorization that failed in it is not started
+// again in it.
+type Attempt struct {
+	mu  sync.Mutex // a leaf
+	err error
+}
+
+// WithAttempt returns ctx marking a new connection attempt.
+func WithAttempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, attemptKey{}, &Attempt{})
+}
+
+// CopyAttempt returns to carrying the attempt of from, if any (an attempt's session context
+// does not derive from the context that bounds the attempt).
+func CopyAttempt(from, to context.Context) context.Context {
+	if a := attemptFrom(from); a != nil {
+		return context.WithValue(to, attemptKey{}, a)
+	}
+	return to
+}
+
+func attemptFrom(ctx context.Context) *Attempt {
+	a, _ := ctx.Value(attemptKey{}).(*Attempt)
+	return a
+}
+
+func (a *Attempt) failure() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+func (a *Attempt) fail(err error) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	if a.err == nil {
+		a.err = err
+	}
+	a.mu.Unlock()
 }
