@@ -184,7 +184,7 @@ func Prepare(a Config) (Config, error) {
 // client credentials grant on its own.
 //
 // Locks: Handler.mu may be held while taking a savingSource.mu (never the other way round);
-// savingSource.mu, sharedSource.mu, dpopGrant.mu and refusals.mu are leaves. Nothing is called
+// savingSource.mu, sharedSource.mu, Attempt.mu, dpopGrant.mu and refusals.mu are leaves. Nothing is called
 // while any of them is held (no Store method, no authorizer, no logger, no network). The store is read once,
 // that read shared by concurrent first uses; concurrent 401s share one authorization;
 // refreshed tokens are saved by one writer goroutine per token source, newest last, so a
@@ -197,12 +197,13 @@ type Handler struct {
 	hc    *http.Client
 	log   *slog.Logger
 
-	mu     sync.Mutex         // guards the fields below
-	load   *flight            // reading the stored grant: started by the first TokenSource, shared
-	ts     oauth2.TokenSource // nil until a token is known
-	inner  *auth.AuthorizationCodeHandler
-	authz  *flight // the authorization in progress, shared by concurrent 401s
-	savers []*savingSource
+	mu      sync.Mutex         // guards the fields below
+	load    *flight            // reading the stored grant: started by the first TokenSource, shared
+	loadErr error              // why the stored grant could not be read
+	ts      oauth2.TokenSource // nil until a token is known
+	inner   *auth.AuthorizationCodeHandler
+	authz   *flight // the authorization in progress, shared by concurrent 401s
+	savers  []*savingSource
 
 	dpop     dpopGrant // the grant's DPoP key, when its tokens are bound
 	refusals refusals  // the last workload or ID token a server refused
@@ -258,8 +259,8 @@ func (h *Handler) markLoaded() {
 }
 
 // loadStored reads the stored grant once; it returns ctx's error when ctx ends while another
-// caller reads it. A read that fails is logged, not an error here: the request goes out
-// without a token and its 401 leads to Authorize.
+// caller reads it. A read that fails is remembered (Authorize says why), not an error here:
+// the request goes out without a token and its 401 leads to Authorize.
 func (h *Handler) loadStored(ctx context.Context) error {
 	h.mu.Lock()
 	l := h.load
@@ -291,6 +292,7 @@ func (h *Handler) loadStored(ctx context.Context) error {
 	if ts != nil && h.ts == nil {
 		h.ts = ts
 	}
+	h.loadErr = err
 	h.mu.Unlock()
 	close(l.done)
 	switch {
@@ -403,8 +405,12 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 	if h.set.Fetch == nil {
 		resp.Body.Close()
 		h.mu.Lock()
-		noToken := h.ts == nil
+		noToken, loadErr := h.ts == nil, h.loadErr
 		h.mu.Unlock()
+		if loadErr != nil {
+			// The token store is the problem, not a missing login: say what to fix.
+			return false, fmt.Errorf("auth: the stored OAuth token cannot be read: %w", loadErr)
+		}
 		why := "the server refused the stored token"
 		if noToken {
 			why = "no OAuth token is stored for it"
