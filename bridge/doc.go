@@ -624,7 +624,9 @@
 // mcpbridge.call.errors a counter.
 //
 // A trace from the SDK's in-memory exporter (one agent run: assembly, then a turn with two
-// calls to a Streamable HTTP server), printed as a tree (ExampleOptions_tracing builds one):
+// calls to a Streamable HTTP server), printed as a tree (ExampleOptions_tracing builds one).
+// mcp.protocol.version is what the bridge negotiated with that server, a go-sdk stateful
+// Streamable HTTP server that offers versions up to 2025-11-25; the bridge pins none:
 //
 //	agent run  [internal] span=a5e46a883aa857b9 99.39ms
 //	  connect files  [client] span=2674fc121f272e1b 80.16ms
