@@ -592,6 +592,9 @@
 //     Over it: LoadConfig fails naming the key.
 //   - 4 MiB (fixed, oauth.MaxTokenFile): the OAuth token file read into memory. Over it: reading
 //     the store fails naming the file.
+//   - 30s (fixed, oauth.SaveTimeout): saving one refreshed OAuth token to the TokenStore (done off
+//     the token fetch, so a slow store never holds up a call; Close waits for it up to 5s). Over
+//     it: the save is given up and logged; the token stays in use.
 //   - 1 MiB (fixed, oauth.MaxTokenResponse): a token endpoint's answer (client credentials). Over
 //     it: the rest is not read; the token request fails.
 //   - 1 MiB (fixed, grant.MaxResponse): a token endpoint's or identity provider's answer, or an

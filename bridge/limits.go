@@ -244,6 +244,11 @@ var limitTable = []limit{
 		over:   "reading the store fails naming the file",
 	},
 	{
+		name: "oauth.SaveTimeout", value: int64(oauth.SaveTimeout), unit: unitDuration,
+		bounds: "saving one refreshed OAuth token to the TokenStore (done off the token fetch, so a slow store never holds up a call; Close waits for it up to 5s)",
+		over:   "the save is given up and logged; the token stays in use",
+	},
+	{
 		name: "oauth.MaxTokenResponse", value: oauth.MaxTokenResponse, unit: unitBytes,
 		bounds: "a token endpoint's answer (client credentials)",
 		over:   "the rest is not read; the token request fails",
