@@ -21,7 +21,7 @@ import (
 // calls and start-up (Handler, Invoke, CallTool, ReadResource, Ping, Set.Failed, OnStatus,
 // CallEnd.Err) and in every log line of the server's logger. The secrets are those of the
 // configuration (URL userinfo and query values, header values and their credentials,
-// environment values, credential arguments, the OAuth client secret and private key), the
+// environment values, credential arguments, the OAuth client secrets and private key), the
 // OAuth access tokens the transport sent, and the per-call headers of the call at hand
 // (WithCallHeaders).
 
@@ -39,7 +39,7 @@ type secretBook struct {
 func newSecretBook(cfg ServerConfig) *secretBook {
 	s := redact.ConfigSecrets(cfg.URL, cfg.Headers, cfg.Env, cfg.Args)
 	if a := cfg.Auth; a != nil {
-		s = redact.WithJSONSpellings(append(s, a.ClientSecret, a.PrivateKey))
+		s = redact.WithJSONSpellings(append(s, a.ClientSecret, a.PrivateKey, a.IdPClientSecret))
 	}
 	return &secretBook{static: s}
 }

@@ -27,7 +27,7 @@ func (l *secretList) addServers(cfgs []bridge.ServerConfig) {
 	for _, c := range cfgs {
 		s = append(s, redact.ConfigSecrets(c.URL, c.Headers, c.Env, c.Args)...)
 		if a := c.Auth; a != nil {
-			s = append(s, redact.WithJSONSpellings([]string{a.ClientSecret, a.PrivateKey})...)
+			s = append(s, redact.WithJSONSpellings([]string{a.ClientSecret, a.PrivateKey, a.IdPClientSecret})...)
 		}
 	}
 	l.mu.Lock()
