@@ -184,11 +184,13 @@ func Prepare(a Config) (Config, error) {
 // client credentials grant on its own.
 //
 // Locks: Handler.mu may be held while taking a savingSource.mu (never the other way round);
-// savingSource.mu, sharedSource.mu, Attempt.mu, dpopGrant.mu and refusals.mu are leaves. Nothing is called
-// while any of them is held (no Store method, no authorizer, no logger, no network). The store is read once,
-// that read shared by concurrent first uses; concurrent 401s share one authorization;
-// refreshed tokens are saved by one writer goroutine per token source, newest last, so a
-// slow or hanging store delays only the save, never a token fetch.
+// savingSource.mu, sharedSource.mu, Attempt.mu, dpopGrant.mu and refusals.mu are leaves.
+// Nothing is called while any of them is held (no Store method, no authorizer, no logger,
+// no network). The store is read once, that read shared by concurrent first uses;
+// concurrent 401s share one authorization; refreshed tokens are saved by one writer
+// goroutine per token source, newest last, so a slow or hanging store delays only the
+// save, never a token fetch (with a Locker store, a refresh is shared by this process's
+// callers and the store is called without the source's lock).
 type Handler struct {
 	set   Settings
 	auth  *Config // &set.Auth
