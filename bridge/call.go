@@ -76,10 +76,12 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 	var ob *callObs
 	bounded := false
 	if s.opts.observed() {
-		bounded = true
 		var octx context.Context
 		octx, ob = s.observe(ctx, c.origin, c.method(), c.remote, c.args)
 		ctx = octx
+		// A call that may run as an MCP task is bounded by the task timeout: send bounds
+		// each of its requests by the call timeout.
+		bounded = ob.budget == s.opts.callTimeout(s.cfg)
 		if c.exposed != nil {
 			ob.call.Tool, ob.call.Annotations = c.exposedName, c.exposedAnnotations
 		}
@@ -115,8 +117,9 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		label = rt.label
 		// Our own work (validation) counts against the call's deadline like the server's.
 		var cancel context.CancelFunc
-		if !bounded {
-			ctx, cancel = context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+		budget := s.callBudget(c.remote) // the call timeout, or the task timeout (tasks.go)
+		if !bounded && ob == nil {
+			ctx, cancel = context.WithTimeout(ctx, budget)
 			defer cancel()
 		}
 		a, err := s.modelArgs(ctx, rt, c.args)
@@ -129,10 +132,10 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
 		}
 		r.args = a
-		if !bounded { // Close ends the call from here on, as it would in send
+		if !bounded && ob == nil { // Close ends the call from here on, as it would in send
 			stop := context.AfterFunc(s.life, cancel)
 			defer stop()
-			bounded = true
+			bounded = budget == s.opts.callTimeout(s.cfg)
 		}
 	default:
 		label = rt.label

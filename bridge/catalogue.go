@@ -32,6 +32,7 @@ type remoteTool struct {
 	outValidator *schemaguard.Schema
 	ui           apps.ToolUI
 	gone         bool                    // the server stopped offering it after a redial
+	taskSupport  string                  // execution.taskSupport as listed: "required", "optional", "forbidden" or ""
 	nulls        *schemaguard.NullPolicy // which null arguments the Handler drops
 }
 
@@ -139,7 +140,7 @@ func isMethodNotFound(err error) bool {
 //
 // Schemas are measured against the budgets the first time their bytes are seen, and compiled
 // while ctx allows (later ones compile on first use).
-func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]json.RawMessage) (map[string]*remoteTool, []string, []string, []ToolProblem) {
+func (s *Server) convert(ctx context.Context, caps taskCaps, tools []*mcp.Tool, raw map[string]json.RawMessage) (map[string]*remoteTool, []string, []string, []ToolProblem) {
 	remote := make(map[string]*remoteTool, len(tools))
 	var model, appOnly []string
 	var problems []ToolProblem
@@ -186,14 +187,17 @@ func (s *Server) convert(ctx context.Context, tools []*mcp.Tool, raw map[string]
 		}
 		if parts.Execution.TaskSupport == "required" {
 			// A plain tools/call is refused by the server; offering it would only fail.
-			problem(t.Name, `execution.taskSupport is "required": the tool can only run as an MCP task, which mcpbridge does not support`, true)
-			continue
+			if why := s.requiredTaskProblem(caps); why != "" {
+				problem(t.Name, why, true)
+				continue
+			}
 		}
 		rt := newRemoteTool(t)
 		if d, ok := capDescription(rt.tool.Description, s.opts.MaxDescriptionBytes); !ok {
 			rt.tool.Description = d
 			problem(t.Name, fmt.Sprintf("description is %d bytes, over Options.MaxDescriptionBytes (%d): cut", len(t.Description), s.opts.MaxDescriptionBytes), false)
 		}
+		rt.taskSupport = parts.Execution.TaskSupport
 		rt.schema, rt.meta, rt.outputSchema = schema, parts.Meta, parts.OutputSchema
 		var uiProblems []string
 		rt.ui, uiProblems = apps.ParseToolUI(t.Meta)
@@ -252,7 +256,7 @@ func (s *Server) install(ctx context.Context, sess *session, listed []*mcp.Tool,
 // returns the server's tool names that appeared and disappeared, and whether it applied.
 func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
 	s.schemas.Begin()
-	remote, model, appOnly, problems := s.convert(ctx, listed, raw)
+	remote, model, appOnly, problems := s.convert(ctx, sess.taskCaps, listed, raw)
 	s.schemas.End()
 	releaseListed(listed, raw) // listcache.go
 	var later logLater
@@ -287,6 +291,7 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 	s.remote = remote
 	clear(s.uiCache)
 	s.status.AppOnly = appOnly
+	s.status.TaskTools = taskTools(remote)
 	// Warn once per problem: a redial lists the same tools again.
 	for _, p := range problems {
 		if slices.Contains(s.status.Problems, p) {

@@ -12,7 +12,7 @@ import (
 func (p *parser) timeouts(s *serverState, k, v *yaml.Node) {
 	n := deref(v)
 	if n == nil || n.Kind != yaml.MappingNode {
-		p.errorf(v, "server %q: timeouts must be a map with connect and/or call", s.id)
+		p.errorf(v, "server %q: timeouts must be a map with connect, call and/or task", s.id)
 		return
 	}
 	for _, e := range p.pairs(n, "key") {
@@ -25,10 +25,14 @@ func (p *parser) timeouts(s *serverState, k, v *yaml.Node) {
 			if p.claim(s, slotCall, e.k) {
 				s.sc.CallTimeout = p.duration(s, e.v, "timeouts.call", 0)
 			}
+		case "task":
+			if p.claim(s, slotTaskTime, e.k) {
+				s.sc.TaskTimeout = p.duration(s, e.v, "timeouts.task", 0)
+			}
 		case "list", "initialize", "init":
 			p.errorf(e.k, "server %q: timeouts.%s is not supported: timeouts.connect covers start-up, initialize and tools/list", s.id, e.key)
 		default:
-			p.errorf(e.k, "server %q: unknown key %q in timeouts (want connect or call)", s.id, e.key)
+			p.errorf(e.k, "server %q: unknown key %q in timeouts (want connect, call or task)", s.id, e.key)
 		}
 	}
 }

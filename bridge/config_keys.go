@@ -50,6 +50,8 @@ const (
 	slotAuth     = "authorization"
 	slotProtocol = "protocol version"
 	slotDefer    = "deferred loading"
+	slotTasks    = "task mode"
+	slotTaskTime = "task timeout"
 )
 
 // serverKeys is the table of server keys: every key the parser reads, ignores or warns
@@ -98,6 +100,7 @@ func serverKeys() []serverKey {
 		{"timeout", slotCall, readGeminiTimeout, readKey},                      // Gemini (ms), Cline (s)
 		{"protocolVersion", slotProtocol, readProtocolVersion, readKey},
 		{"defer", slotDefer, readDefer, readKey},
+		{"tasks", slotTasks, readTasks, readKey},
 
 		{"trust", "", nil, ignoredKey},
 		{"autoApprove", "", nil, ignoredKey},
@@ -217,6 +220,16 @@ func readProtocolVersion(p *parser, s *serverState, k, v *yaml.Node) {
 		return
 	}
 	s.sc.ProtocolVersion = ver
+}
+
+func readTasks(p *parser, s *serverState, k, v *yaml.Node) {
+	var mode string
+	p.stringField(s, k, v, "tasks", &mode, false)
+	if m := TaskMode(mode); mode == "" || !m.valid() {
+		p.errorf(v, "server %q: %s must be auto, always or never, not %q", s.id, k.Value, mode)
+		return
+	}
+	s.sc.Tasks = TaskMode(mode)
 }
 
 func readPrefix(p *parser, s *serverState, k, v *yaml.Node) {

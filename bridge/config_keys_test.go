@@ -50,6 +50,7 @@ func keySamples() map[string]struct{ base, line string } {
 		"requestTimeout":      {"command: x", "requestTimeout: 5000"},
 		"tool_timeout_sec":    {"command: x", "tool_timeout_sec: 5"},
 		"timeout":             {"command: x", "timeout: 5000"},
+		"tasks":               {"command: x", "tasks: always"},
 	}
 }
 

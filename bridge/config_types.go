@@ -76,6 +76,12 @@ type ServerConfig struct {
 	// CallTimeout bounds each tools/call to this server unless the caller's context has an
 	// earlier deadline; 0 means Options.CallTimeout.
 	CallTimeout time.Duration
+	// Tasks says when this server's tools run as MCP tasks (servers.yaml: tasks: auto,
+	// always or never); "" means Options.Tasks.
+	Tasks TaskMode
+	// TaskTimeout bounds a tool call of this server that runs as an MCP task (servers.yaml:
+	// timeouts: {task: 30m}); 0 means Options.TaskTimeout.
+	TaskTimeout time.Duration
 
 	// ProtocolVersion pins the MCP protocol version offered to this server (one of
 	// mcp.SupportedProtocolVersions(), such as "2025-11-25" or "2026-07-28"); "" negotiates

@@ -25,6 +25,10 @@ type ElicitRequest struct {
 	Server string
 	// Params is the server's request as go-sdk decoded it.
 	Params *mcp.ElicitParams
+	// TaskID is set when the request is for an MCP task the call runs as (input_required):
+	// the request then arrives through tasks/result (2025-11-25) or the task's inputRequests
+	// (2026-07-28 extension), and ctx is the context of the call following the task.
+	TaskID string
 }
 
 // elicit is the go-sdk elicitation handler of a server whose Options set OnElicitation.
@@ -33,11 +37,15 @@ func (s *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if mode == "" {
 		mode = "form"
 	}
-	s.log.Debug("server asks for user input", "mode", mode)
+	ctx, taskID, err := s.elicitationContext(ctx, req.Params.Meta)
+	if err != nil {
+		return nil, err // for a task no call of this bridge follows
+	}
+	s.log.Debug("server asks for user input", "mode", mode, "task", taskID)
 	s.catMu.Lock()
 	s.status.Elicitations++
 	s.catMu.Unlock()
-	return s.opts.OnElicitation(ctx, &ElicitRequest{Server: s.cfg.ID, Params: req.Params})
+	return s.opts.OnElicitation(ctx, &ElicitRequest{Server: s.cfg.ID, Params: req.Params, TaskID: taskID})
 }
 
 // elicitationCapabilities is what the bridge advertises when Options.OnElicitation is set.

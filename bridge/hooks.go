@@ -145,13 +145,15 @@ type callObs struct {
 	start  time.Time
 	span   *callSpan // nil without tracing or metrics
 	cancel context.CancelFunc
+	budget time.Duration // the deadline observe set: the call timeout, or the task timeout (tasks.go)
 }
 
 // observe starts following a call. The returned ctx is bounded by the call timeout (and by
 // Close), so BeforeCall's wait for a human counts against it; end must be called.
 func (s *Server) observe(ctx context.Context, origin Origin, method, remote string, args json.RawMessage) (context.Context, *callObs) {
 	ob := &callObs{s: s, start: time.Now(), call: Call{Origin: origin, Method: method, RemoteName: remote, Server: s, Args: args}}
-	ctx, ob.cancel = context.WithTimeout(ctx, s.opts.callTimeout(s.cfg))
+	ob.budget = s.callBudget(remote)
+	ctx, ob.cancel = context.WithTimeout(ctx, ob.budget)
 	stop := context.AfterFunc(s.life, ob.cancel)
 	cancel := ob.cancel
 	ob.cancel = func() { stop(); cancel() }

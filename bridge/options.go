@@ -77,6 +77,20 @@ type Options struct {
 	// needs input fails with an error saying so.
 	OnElicitation func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error)
 
+	// Tasks is the task mode of servers whose ServerConfig.Tasks is empty: when tool calls
+	// run as MCP tasks (see TaskMode). Default TasksAuto.
+	Tasks TaskMode
+	// TaskTimeout bounds a tool call that runs as an MCP task, from the call to its result
+	// (each request of it stays bounded by CallTimeout), and is the TTL the bridge asks the
+	// server to keep the task for. Default DefaultTaskTimeout (10 minutes).
+	// ServerConfig.TaskTimeout wins.
+	TaskTimeout time.Duration
+	// OnTaskStatus, when set, is called for each MCP task the bridge follows (a tool call
+	// that runs as a task, Server.AwaitTask) whenever its status or status message changed,
+	// on the goroutine following the task (a slow callback delays the polling), with the
+	// ctx of the call.
+	OnTaskStatus func(ctx context.Context, task Task)
+
 	// MaxMessageBytes caps one message a server sends, on every transport: a stdio line, an
 	// HTTP response body, an SSE event. A server that sends more loses its session: the
 	// request fails naming the limit and the next one redials. Default

@@ -17,13 +17,20 @@ type Progress struct {
 	Progress float64 // increases as work is done
 	Total    float64 // 0 when unknown
 	Message  string
+	// TaskID and Status are set when the call runs as an MCP task and its status or status
+	// message changed (Message is then the server's statusMessage; Progress and Total are
+	// 0). A task's progress notifications carry TaskID too.
+	TaskID string
+	Status TaskStatus
 }
 
 type progressKey struct{}
 
 // WithProgress returns a context under which tool calls (Handler, Server.CallTool and
 // proxied tools/call) ask the server for progress notifications and pass each one to fn,
-// with the context of the call it belongs to (which may have ended by then).
+// with the context of the call it belongs to (which may have ended by then). A call that
+// runs as an MCP task also passes each change of the task's status (see Progress.TaskID),
+// and its progress notifications for the task's whole life.
 // fn runs on a goroutine of the server's own, one notification at a time and in order; it
 // may block briefly or close the server. The queue behind a slow fn is the server's, shared
 // by all its calls in flight: at most 64 notifications wait in it, the oldest dropped
@@ -53,8 +60,9 @@ type progressRoutes struct {
 }
 
 type progressRoute struct {
-	tool string
-	fn   func(Progress)
+	tool   string
+	fn     func(Progress)
+	taskID string // set while the token belongs to a task (hold)
 }
 
 // progressLinger is how long a call's token stays routed after the call returned, for
@@ -65,8 +73,18 @@ const progressLinger = 2 * time.Second
 // returns, unregisters it after progressLinger.
 func (r *progressRoutes) register(tool string, fn func(Progress)) (string, func()) {
 	tok := "mcpbridge-" + strconv.FormatInt(r.next.Add(1), 10)
-	r.m.Store(tok, progressRoute{tool: tool, fn: fn})
-	return tok, func() { time.AfterFunc(progressLinger, func() { r.m.Delete(tok) }) }
+	route := &progressRoute{tool: tool, fn: fn}
+	r.m.Store(tok, route)
+	return tok, func() { time.AfterFunc(progressLinger, func() { r.m.CompareAndDelete(tok, route) }) }
+}
+
+// hold keeps a call's token routed for the life of the task the call created (a task's
+// progress notifications keep the call's token); the returned func releases it after
+// progressLinger.
+func (r *progressRoutes) hold(tok, tool, taskID string, fn func(Progress)) func() {
+	route := &progressRoute{tool: tool, fn: fn, taskID: taskID}
+	r.m.Store(tok, route)
+	return func() { time.AfterFunc(progressLinger, func() { r.m.CompareAndDelete(tok, route) }) }
 }
 
 // deliver is the client's ProgressNotificationHandler.
@@ -79,13 +97,14 @@ func (r *progressRoutes) deliver(_ context.Context, req *mcp.ProgressNotificatio
 	if !ok {
 		return
 	}
-	route := v.(progressRoute)
+	route := v.(*progressRoute)
 	p := Progress{
 		Server:   r.server,
 		Tool:     route.tool,
 		Progress: req.Params.Progress,
 		Total:    req.Params.Total,
 		Message:  req.Params.Message,
+		TaskID:   route.taskID,
 	}
 	r.notify.post(func() { route.fn(p) })
 }

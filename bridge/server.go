@@ -70,6 +70,7 @@ type Server struct {
 
 	schemas  schemaguard.Cache // measured and compiled schemas by their bytes
 	progress progressRoutes    // progress tokens of calls in flight
+	tasks    taskTable         // MCP tasks in flight (taskrun.go)
 	relist   relistState       // re-listing after tools/list_changed
 	notify   notifier          // runs OnToolsChanged outside background work
 	proto    protocolState     // the protocol version to keep for redials
@@ -133,8 +134,17 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		caps.Elicitation = elicitationCapabilities()
 		copts.ElicitationHandler = s.elicit
 	}
+	if s.taskMode() != TasksNever {
+		caps.AddExtension(tasksExtension, map[string]any{})
+	}
 	s.client = mcp.NewClient(o.ClientInfo, copts)
 	s.client.AddSendingMiddleware(discoverMiddleware)
+	if err := registerTaskMethods(s.client); err != nil && s.configErr == nil {
+		s.configErr = err
+	}
+	if !cfg.Tasks.valid() || !o.Tasks.valid() {
+		s.configErr = fmt.Errorf("unknown task mode %q (want auto, always or never)", cmpOr(string(cfg.Tasks), string(o.Tasks)))
+	}
 	if v := cfg.ProtocolVersion; v != "" && !supportedVersion(v) && s.configErr == nil {
 		s.configErr = fmt.Errorf("unsupported protocolVersion %q (want one of %s)", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
@@ -253,8 +263,9 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 		err error
 	}
 	done := make(chan connected, 1)
+	initTap := newInitTap() // the raw initialize result: the server's tasks capability
 	go func() {
-		cs, err := s.client.Connect(withNegotiation(sctx, n), conn.Transport(), sessionOptions(pin))
+		cs, err := s.client.Connect(transport.WithTap(withNegotiation(sctx, n), initTap), conn.Transport(), sessionOptions(pin))
 		done <- connected{cs, err}
 	}()
 	var cs *mcp.ClientSession
@@ -285,7 +296,8 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 		_ = conn.Close()
 		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
 	}
-	sess := &session{cs: cs, conn: conn, cancel: cancel, dead: make(chan struct{}), started: started}
+	sess := &session{cs: cs, conn: conn, cancel: cancel, dead: make(chan struct{}), started: started,
+		taskCaps: readTaskCaps(initTap.Result(), cs.InitializeResult())}
 	go func() {
 		_ = cs.Wait()
 		close(sess.dead)
@@ -294,6 +306,7 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 	s.catMu.Lock()
 	s.status.ProtocolVersion = ir.ProtocolVersion
 	s.status.Instructions = cleanInstructions(ir.Instructions)
+	s.status.Tasks = sess.taskCaps.String()
 	if ir.ServerInfo != nil {
 		s.status.ServerName, s.status.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
 	}

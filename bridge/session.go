@@ -27,6 +27,8 @@ type session struct {
 	cancel  context.CancelFunc // ends the session's context (the SSE GET stream lives on it)
 	dead    chan struct{}      // closed when the session ended, for whatever reason
 	started time.Time
+	// taskCaps is what the server offers for MCP tasks (taskwire.go).
+	taskCaps taskCaps
 
 	path callPath // how tools/call goes on this session (callpath.go)
 
@@ -43,10 +45,15 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 
 // doBounded is do; bounded says ctx is already bounded by the call timeout (started no
 // later than here) and by Close, so that do need not bound it again.
-func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) (err error) {
+func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) error {
+	return s.doWithin(ctx, s.opts.callTimeout(s.cfg), bounded, phase, what, retryable, fn)
+}
+
+// doWithin is doBounded with the request bounded by timeout rather than the call timeout
+// (an MCP task's tasks/result, which blocks while the task runs).
+func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session) error) (err error) {
 	// The server's text may quote a secret it was sent.
 	defer func() { err = s.secrets.maskErr(ctx, err) }()
-	timeout := s.opts.callTimeout(s.cfg)
 	if !bounded {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -95,6 +102,7 @@ func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what 
 // already bounded by the call timeout and Close (see doBounded).
 func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded bool) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
+	var task *taskRun // the task the server created instead of answering (taskrun.go)
 	err := s.doBounded(ctx, bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return ErrToolGone
@@ -110,9 +118,12 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 			params.SetProgressToken(tok)
 		}
 		var err error
-		res, err = s.callOn(ctx, sess, rt, params) // callpath.go: direct or through go-sdk
+		res, task, err = s.sendCall(ctx, sess, rt, params, false)
 		return err
 	})
+	if err == nil && task != nil {
+		return s.runTask(ctx, task)
+	}
 	return res, err
 }
 

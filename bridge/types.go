@@ -118,4 +118,10 @@ type ServerStatus struct {
 	// Elicitations counts the server's requests for user input (Options.OnElicitation)
 	// so far.
 	Elicitations int `json:"elicitations,omitempty"`
+	// Tasks describes what the server offers for MCP tasks: "2025-11-25 tasks (tools/call,
+	// cancel)", "extension io.modelcontextprotocol/tasks", or "" for nothing.
+	Tasks string `json:"tasks,omitempty"`
+	// TaskTools are the server's tools that declare MCP task support
+	// (execution.taskSupport "required" or "optional"), by name.
+	TaskTools []TaskTool `json:"taskTools,omitempty"`
 }

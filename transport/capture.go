@@ -25,6 +25,7 @@ type capture struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]struct{} // IDs of tools/list requests sent, not yet answered
 	tools   []json.RawMessage
+	taps    map[jsonrpc.ID]*Tap // requests followed by a Tap (tap.go), not yet answered
 }
 
 // expect records an outgoing tools/list request ID.
@@ -40,16 +41,17 @@ func (c *capture) expect(id jsonrpc.ID) {
 	c.pending[id] = struct{}{}
 }
 
-// waiting reports whether any tools/list response is outstanding.
+// waiting reports whether any tools/list or tapped response is outstanding.
 func (c *capture) waiting() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending) > 0
+	return len(c.pending) > 0 || len(c.taps) > 0
 }
 
 // response handles an incoming response. Results of expected IDs are decoded
 // as {"tools":[...]} and their elements appended in order.
 func (c *capture) response(id jsonrpc.ID, result json.RawMessage) {
+	c.tapped(id, result)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.pending[id]; !ok {
@@ -187,6 +189,7 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			msg = c.direct.standIn(ctx, r, msg)
 		}
 	}
+	msg = c.cap.tap(ctx, msg) // tap.go: a Tap on ctx follows the request
 	return c.Connection.Write(ctx, msg)
 }
 

@@ -153,15 +153,16 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, redact.Error(err, rt.secretsWith(perCall))
 		}
-		out.Body = io.NopCloser(bytes.NewReader(body))
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		out.ContentLength = int64(len(body))
 		if rt.detect {
 			isInit = isInitialize(body)
 		}
 		if rt.captures {
-			sentToolsList = rt.capture.observeRequests(body)
+			body, sentToolsList = rt.capture.observeBody(req.Context(), body)
+			setTaskRoutingName(out.Header, body)
 		}
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.ContentLength = int64(len(body))
 		if resp := rt.observeCalls(req, body); resp != nil {
 			return resp, nil
 		}

@@ -290,6 +290,7 @@ func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			msg = s.direct.standIn(ctx, r, msg)
 		}
 	}
+	msg = s.c.cap.tap(ctx, msg) // tap.go: a Tap on ctx follows the request
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	buf, err := appendMessage(s.wbuf[:0], msg)
