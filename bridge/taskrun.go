@@ -226,11 +226,12 @@ func (s *Server) runTask(ctx context.Context, run *taskRun) (*mcp.CallToolResult
 	if err == nil {
 		return res, nil
 	}
+	// Giving up on a task that has not ended (the caller left, a bound was hit, the server
+	// misbehaved): cancel it, unless its ID may be another call's.
+	if st, _, _ := run.state(); !st.Status.Terminal() && !errors.Is(err, ErrUnknownTask) {
+		run.cancelQuietly(ctx)
+	}
 	if ctx.Err() != nil {
-		st, _, _ := run.state()
-		if !st.Status.Terminal() {
-			run.cancelQuietly(ctx)
-		}
 		return nil, s.requestErr(ctx, PhaseCall, run.label, s.taskTimeout(), err)
 	}
 	return nil, run.fail(err)
@@ -314,7 +315,6 @@ func (r *taskRun) step(ctx context.Context, st taskState, f flavour) (res *mcp.C
 		return nil, true, r.taskErr(ErrTaskFailed, cause)
 	case TaskInputRequired:
 		if err := r.answer(ctx, st.inputRequests); err != nil {
-			r.cancelQuietly(ctx)
 			return nil, true, err
 		}
 	}
@@ -336,8 +336,8 @@ func (r *taskRun) expired() error {
 // interval is the wait before the next poll.
 func (r *taskRun) interval(unchanged int) time.Duration {
 	st, _, _ := r.state()
-	if p := st.PollInterval; p > 0 {
-		return min(max(p, minPollInterval), maxPollInterval)
+	if st.pollGiven {
+		return min(max(st.PollInterval, minPollInterval), maxPollInterval)
 	}
 	d := firstPoll
 	for i := 0; i < unchanged && d < maxBackoffPoll; i++ {

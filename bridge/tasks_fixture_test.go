@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,11 +40,17 @@ type taskServer struct {
 	newID func(n int) string
 	// getHook, when set, may replace the tasks/get answer (raw JSON) for a task.
 	getHook func(t *fxTask, answer map[string]any) any
+	// poll is the pollInterval new tasks start with (default 1000).
+	poll any
+	// relatedID, when set, is the task ID tasks/result and the elicitations it delivers
+	// name in their related-task metadata (a server answering about another task).
+	relatedID string
 
 	// What clients sent.
 	callParams  []json.RawMessage // tools/call params, raw (2025: has "task"?)
 	declaredExt []bool            // per tools/call: the tasks extension in _meta clientCapabilities
 	gets        int
+	nameHeaders []string // Mcp-Name of tasks/* requests over HTTP
 	cancels     []string
 	updates     []map[string]json.RawMessage
 }
@@ -73,6 +80,7 @@ func newTaskServer(ext bool) *taskServer {
 		ext:      ext,
 		caps2025: `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`,
 		tasks:    map[string]*fxTask{},
+		poll:     1000,
 		support:  map[string]string{},
 		work:     map[string]func(context.Context, *fxTask){},
 	}
@@ -244,7 +252,7 @@ func (fx *taskServer) newTask(tool string, args json.RawMessage) *fxTask {
 	if fx.newID != nil {
 		id = fx.newID(fx.seq)
 	}
-	t := &fxTask{fx: fx, id: id, tool: tool, args: args, status: "working", changed: make(chan struct{}), poll: 1000, ttl: 60000}
+	t := &fxTask{fx: fx, id: id, tool: tool, args: args, status: "working", changed: make(chan struct{}), poll: fx.poll, ttl: 60000}
 	fx.tasks[id] = t
 	return t
 }
@@ -402,7 +410,7 @@ func (fx *taskServer) result(ctx context.Context, ss *mcp.ServerSession, id stri
 			var m map[string]any
 			_ = json.Unmarshal(t.result, &m)
 			fx.mu.Unlock()
-			m["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": id}}
+			m["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmpOr(fx.relatedID, id)}}
 			return raw(m), nil
 		case status == "failed":
 			return nil, t.rpcErr
@@ -411,7 +419,7 @@ func (fx *taskServer) result(ctx context.Context, ss *mcp.ServerSession, id stri
 		}
 		if p != nil {
 			q := *p
-			q.Meta = mcp.Meta{"io.modelcontextprotocol/related-task": map[string]any{"taskId": id}}
+			q.Meta = mcp.Meta{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmpOr(fx.relatedID, id)}}
 			res, err := ss.Elicit(ctx, &q)
 			if err != nil {
 				res = &mcp.ElicitResult{Action: "cancel"}
@@ -535,10 +543,17 @@ func (fx *taskServer) recordHTTP(r *http.Request) {
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
-	if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.Method == "tools/call" {
-		fx.mu.Lock()
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return
+	}
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	switch {
+	case req.Method == "tools/call":
 		fx.callParams = append(fx.callParams, append(json.RawMessage(nil), req.Params...))
-		fx.mu.Unlock()
+	case strings.HasPrefix(req.Method, "tasks/"):
+		fx.nameHeaders = append(fx.nameHeaders, r.Header.Get("Mcp-Name"))
 	}
 }
 
@@ -547,6 +562,13 @@ func (fx *taskServer) counts() (gets int, cancels []string, updates int) {
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	return fx.gets, append([]string(nil), fx.cancels...), len(fx.updates)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // readAllRestore reads a request body and puts it back for the next handler.

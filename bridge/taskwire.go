@@ -147,6 +147,7 @@ type wireTask struct {
 // taskState is a parsed, checked Task.
 type taskState struct {
 	Task
+	pollGiven     bool            // the server gave a pollInterval (0 included)
 	result        json.RawMessage // extension: the inline result of a completed task
 	rpcErr        *jsonrpc.Error  // extension: the inline error of a failed task
 	inputRequests json.RawMessage // extension: the outstanding requests of input_required
@@ -209,8 +210,8 @@ func parseTask(raw json.RawMessage, f flavour) (taskState, error) {
 	if f == flavourExt || (len(ttl) == 0 && len(poll) == 0) {
 		ttl, poll = firstPresent(w.TTLMs, w.TTL), firstPresent(w.PollIntervalMs, w.PollInterval)
 	}
-	st.TTL = millis(ttl)
-	st.PollInterval = millis(poll)
+	st.TTL, _ = millis(ttl)
+	st.PollInterval, st.pollGiven = millis(poll)
 	if present(w.Result) {
 		st.result = w.Result
 	}
@@ -236,20 +237,20 @@ func firstPresent(a, b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// millis reads a millisecond count (null, absent, negative or not a number: 0), capped at
-// maxTimeout.
-func millis(raw json.RawMessage) time.Duration {
+// millis reads a millisecond count, capped at maxTimeout; ok is false when raw is absent,
+// null, negative or not a number.
+func millis(raw json.RawMessage) (d time.Duration, ok bool) {
 	if len(raw) == 0 {
-		return 0
+		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
-	if err != nil || math.IsNaN(f) || f <= 0 {
-		return 0
+	if err != nil || math.IsNaN(f) || f < 0 {
+		return 0, false
 	}
 	if f >= float64(maxTimeout/time.Millisecond) {
-		return maxTimeout
+		return maxTimeout, true
 	}
-	return time.Duration(f * float64(time.Millisecond))
+	return time.Duration(f * float64(time.Millisecond)), true
 }
 
 func parseTime(s string) time.Time {

@@ -135,7 +135,9 @@ status is then 2.
 			summary: "call one tool, print what the model reads",
 			doc: `Connects to the servers in FILE, calls TOOL (its model-visible name, as "mcpbridge tools"
 shows it) with the JSON object given (default {}) through the bridge, and prints what the model
-would read. A tool's own error prints its text and exits 2.
+would read. A tool's own error prints its text and exits 2. While the call runs, progress the
+server reports and the status of an MCP task (a tool that runs as one, see the tasks key of
+the servers file) are shown on stderr; Ctrl-C cancels the call, and the task on the server.
 `,
 		},
 		{

@@ -218,7 +218,11 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 		}
 		return usageErr("call: no model-visible tool %q (see: mcpbridge tools %s)", name, path)
 	}
-	text, err := tool.Handler(ctx, json.RawMessage(input))
+	watch := &callWatch{con: env.stderr}
+	text, err := tool.Handler(bridge.WithProgress(ctx, watch.progress), json.RawMessage(input))
+	if err != nil && ctx.Err() != nil {
+		return &exitError{code: exitFailed, err: watch.interrupted(err)}
+	}
 	var terr *results.ToolError
 	if errors.As(err, &terr) {
 		fmt.Fprintln(env.stdout, escapeText(terr.Text, true))

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// callWatch shows what a server reports while `mcpbridge call` waits: progress
+// notifications and, for a tool that runs as an MCP task, each change of the task's status,
+// one line each on stderr (escaped: the text is the server's).
+type callWatch struct {
+	con *console
+
+	mu   sync.Mutex
+	task string // the last task ID seen
+}
+
+func (w *callWatch) progress(p bridge.Progress) {
+	var line string
+	if p.Status != "" {
+		w.mu.Lock()
+		w.task = p.TaskID
+		w.mu.Unlock()
+		line = fmt.Sprintf("task %s: %s", strconv.Quote(p.TaskID), p.Status)
+	} else {
+		line = "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
+		if p.Total > 0 {
+			line += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+		}
+	}
+	if p.Message != "" {
+		line += ": " + p.Message
+	}
+	w.con.println(escapeLine(line))
+}
+
+// interrupted explains a call ended by Ctrl-C: a task it ran was cancelled on the server.
+func (w *callWatch) interrupted(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.task != "" {
+		return fmt.Errorf("interrupted; task %s was cancelled on the server: %w", strconv.Quote(w.task), err)
+	}
+	return fmt.Errorf("interrupted: %w", err)
+}
