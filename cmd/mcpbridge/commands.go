@@ -110,7 +110,8 @@ func commands() []command {
 			summary: "dial every server and report what works",
 			doc: `Dials every server in FILE in parallel and reports, per server: status, transport, phase
 timings, server name/version, protocol version, tool counts (model-visible / app-only / MCP App
-tools), renamed tools and why, schema problems, what each model API (OpenAI, OpenAI strict,
+tools), MCP task support and the tools that run as tasks, renamed tools and why, schema
+problems, what each model API (OpenAI, OpenAI strict,
 Anthropic, Gemini parametersJsonSchema and parameters) would reject and what is left after
 adapting, an estimate of the tokens the tool definitions cost, and for failures the phase, cause and stderr tail. Progress goes to stderr, the report
 to stdout. Exit 0 when every server works, 2 when any failed, 1 for usage or config errors.

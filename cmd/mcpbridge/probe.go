@@ -42,24 +42,26 @@ type probeSummary struct {
 }
 
 type serverReport struct {
-	ID              string          `json:"id"`
-	Status          string          `json:"status"` // "ok" or "failed"
-	Config          string          `json:"config"` // ServerConfig.String(): secrets as ***
-	Source          string          `json:"source,omitempty"`
-	Transport       string          `json:"transport,omitempty"`
-	ElapsedMs       int64           `json:"elapsedMs"` // start of probe until this server finished
-	Timings         []timingReport  `json:"timings,omitempty"`
-	ServerName      string          `json:"serverName,omitempty"`
-	ServerVersion   string          `json:"serverVersion,omitempty"`
-	ProtocolVersion string          `json:"protocolVersion,omitempty"`
-	Negotiation     string          `json:"negotiation,omitempty"` // how ProtocolVersion was reached
-	Counts          *toolCounts     `json:"counts,omitempty"`
-	Tools           []string        `json:"tools,omitempty"`    // model-visible names
-	AppOnly         []string        `json:"appOnly,omitempty"`  // remote names hidden from the model
-	AppTools        []appTool       `json:"appTools,omitempty"` // model-visible MCP App tools
-	Renamed         []bridge.Rename `json:"renamed,omitempty"`
-	Problems        []problem       `json:"problems,omitempty"`
-	Providers       []targetReport  `json:"providers,omitempty"` // per model API field: tools rejected as sent and after adapting
+	ID              string            `json:"id"`
+	Status          string            `json:"status"` // "ok" or "failed"
+	Config          string            `json:"config"` // ServerConfig.String(): secrets as ***
+	Source          string            `json:"source,omitempty"`
+	Transport       string            `json:"transport,omitempty"`
+	ElapsedMs       int64             `json:"elapsedMs"` // start of probe until this server finished
+	Timings         []timingReport    `json:"timings,omitempty"`
+	ServerName      string            `json:"serverName,omitempty"`
+	ServerVersion   string            `json:"serverVersion,omitempty"`
+	ProtocolVersion string            `json:"protocolVersion,omitempty"`
+	Negotiation     string            `json:"negotiation,omitempty"` // how ProtocolVersion was reached
+	Counts          *toolCounts       `json:"counts,omitempty"`
+	Tools           []string          `json:"tools,omitempty"`     // model-visible names
+	AppOnly         []string          `json:"appOnly,omitempty"`   // remote names hidden from the model
+	AppTools        []appTool         `json:"appTools,omitempty"`  // model-visible MCP App tools
+	Tasks           string            `json:"tasks,omitempty"`     // what the server offers for MCP tasks
+	TaskTools       []bridge.TaskTool `json:"taskTools,omitempty"` // tools that declare task support
+	Renamed         []bridge.Rename   `json:"renamed,omitempty"`
+	Problems        []problem         `json:"problems,omitempty"`
+	Providers       []targetReport    `json:"providers,omitempty"` // per model API field: tools rejected as sent and after adapting
 	// Tokens is what the server's model-visible tool definitions cost, in o200k_base
 	// tokens; ToolTokens says it per tool, in listing order.
 	Tokens     int         `json:"tokens"`
@@ -335,6 +337,7 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 				sr.Counts.ModelVisible = len(tools) // with the tools exposing resources and prompts
 			}
 			sr.AppOnly = st.AppOnly
+			sr.Tasks, sr.TaskTools = st.Tasks, st.TaskTools
 			for _, t := range tools {
 				sr.Tools = append(sr.Tools, t.Name)
 				if t.UIResource != "" {

@@ -84,6 +84,16 @@ func writeReport(w io.Writer, rep *probeReport) error {
 		if len(apps) > 0 {
 			row("App tools", apps...)
 		}
+		if sr.Tasks != "" || len(sr.TaskTools) > 0 {
+			row("tasks", cmpOr(sr.Tasks, "not offered by the server"))
+		}
+		var taskTools []string
+		for _, t := range sr.TaskTools {
+			taskTools = append(taskTools, t.Tool+" ("+t.Support+")")
+		}
+		if len(taskTools) > 0 {
+			row("task tools", wrapList(taskTools, 80)...)
+		}
 		var renamed []string
 		for _, r := range sr.Renamed {
 			renamed = append(renamed, fmt.Sprintf("%s → %s: %s", r.Remote, r.Name, r.Reason))
@@ -194,4 +204,12 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// cmpOr returns a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
