@@ -35,7 +35,8 @@ func runServe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		ids[i] = c.ID
 	}
 	fmt.Fprintf(env.stderr, "connecting %d servers…\n", len(cf.Servers))
-	set, err := bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
+	calls := serve.NewCalls() // the page shows running calls and answers requests for input
+	set, err := bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, OnElicitation: calls.Elicit})
 	switch {
 	case ctx.Err() != nil:
 		if set != nil {
@@ -47,7 +48,7 @@ func runServe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	}
 	defer set.Close()
 
-	opts := serve.Options{Set: set, Order: ids, Addr: fl.addr, Logger: log, Version: version(), Tokens: tokens.New()}
+	opts := serve.Options{Set: set, Order: ids, Addr: fl.addr, Logger: log, Version: version(), Tokens: tokens.New(), Calls: calls}
 	if opts.Addr == "" {
 		opts.Addr = defaultServeAddr
 	}

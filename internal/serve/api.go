@@ -222,6 +222,8 @@ type callRequest struct {
 	Server    string          `json:"server"` // server ID
 	Tool      string          `json:"tool"`   // the server's name for the tool (RemoteName)
 	Arguments json.RawMessage `json:"arguments"`
+	// CallID, when set, names the call for GET /api/calls/{id} while it runs (calls.go).
+	CallID string `json:"callId,omitempty"`
 }
 
 // callResponse is what the page shows for one call.
@@ -260,7 +262,9 @@ func (h *Host) handleCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	resp, ok := h.call(r.Context(), s, req)
+	ctx, stop, _ := h.opts.Calls.start(r.Context(), req.CallID, s.ID())
+	defer stop()
+	resp, ok := h.call(ctx, s, req)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %s has no tool %s", quoteCut(req.Server), quoteCut(req.Tool))})
 		return

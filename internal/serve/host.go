@@ -39,6 +39,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is shown on the page and sent to Views as hostInfo.version.
 	Version string
+	// Calls, when set, follows the page's calls while they run (progress, MCP task status,
+	// requests for input the page answers); its Elicit must be the Set's
+	// Options.OnElicitation for those requests to reach the page.
+	Calls *Calls
 	// MaxResultBytes is the cap applied to what the model reads of an app-only tool's result
 	// (other tools use the Set's own). 0: results.DefaultMaxBytes.
 	MaxResultBytes int
@@ -214,6 +218,8 @@ func (h *Host) routes() http.Handler {
 	mux.HandleFunc("GET /api/servers", h.handleServers)
 	mux.HandleFunc("POST /api/call", h.handleCall)
 	mux.HandleFunc("GET /api/search", h.handleSearch)
+	mux.HandleFunc("GET /api/calls/{id}", h.handleCallStatus)
+	mux.HandleFunc("POST /api/calls/{id}/input", h.handleCallInput)
 	mux.Handle("POST /api/proxy", h.proxyHandler())
 	return mux
 }

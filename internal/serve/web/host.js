@@ -182,7 +182,7 @@ function mainType(schema) {
 
 // buildForm returns null when the schema is not an object with plain properties; the JSON
 // editor is then the only input.
-function buildForm(schema) {
+function buildForm(schema, prefix = "f-") {
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return null;
   const props = schema.properties;
   if (props !== undefined && (typeof props !== "object" || props === null || Array.isArray(props))) return null;
@@ -193,14 +193,19 @@ function buildForm(schema) {
   for (const [name, ps] of Object.entries(props || {})) {
     const p = ps && typeof ps === "object" ? ps : {};
     const type = mainType(p);
-    const id = "f-" + fields.length;
+    const id = prefix + fields.length;
     let input;
     let kind;
-    if (Array.isArray(p.enum) && p.enum.length > 0 && p.enum.length <= 200) {
+    // A titled choice (oneOf of consts, as elicitation schemas write enums) is a choice too.
+    const titled = Array.isArray(p.oneOf) && p.oneOf.length > 0 && p.oneOf.length <= 200 &&
+      p.oneOf.every((o) => o && typeof o === "object" && "const" in o);
+    const choices = titled ? p.oneOf.map((o) => o.const) : p.enum;
+    if (Array.isArray(choices) && choices.length > 0 && choices.length <= 200) {
       kind = "enum";
       input = el("select", { id });
       input.append(el("option", { value: "", text: required.has(name) ? "(choose)" : "(unset)" }));
-      p.enum.forEach((v, i) => input.append(el("option", { value: String(i), text: JSON.stringify(v) })));
+      choices.forEach((v, i) => input.append(el("option", { value: String(i),
+        text: titled && typeof p.oneOf[i].title === "string" ? `${p.oneOf[i].title} (${JSON.stringify(v)})` : JSON.stringify(v) })));
     } else if (type === "string") {
       kind = "string";
       input = el("input", { id, type: "text", placeholder: p.default !== undefined ? String(p.default) : "" });
@@ -220,7 +225,7 @@ function buildForm(schema) {
       el("label", { for: id, text: name + (required.has(name) ? " *" : "") }),
       input,
       el("div", { class: "help", text: help.join(", ") + (p.description ? "\n" + p.description : "") })));
-    fields.push({ name, kind, input, enumValues: p.enum });
+    fields.push({ name, kind, input, enumValues: choices });
   }
   return {
     node,
@@ -344,8 +349,9 @@ async function selectTool(server, tool, button) {
     status.textContent = "calling…";
     await closeApp("the tool was called again");
     out.replaceChildren();
+    const live = followCall(out);
     try {
-      const r = await api("/api/call", { server: server.id, tool: tool.remoteName, arguments: args });
+      const r = await api("/api/call", { server: server.id, tool: tool.remoteName, arguments: args, callId: live.id });
       status.textContent = `${r.error ? "failed" : r.toolError ? "tool error" : "ok"} in ${r.durationMs}ms`;
       status.className = r.error || r.toolError ? "result-bad" : "result-ok";
       renderResult(out, r, server, tool);
@@ -353,9 +359,92 @@ async function selectTool(server, tool, button) {
       status.textContent = e.message;
       status.className = "result-bad";
     } finally {
+      live.stop();
       callBtn.disabled = false;
     }
   });
+}
+
+// followCall shows, while a call runs, what the server reports (progress, the status of an
+// MCP task) and its requests for input, which the user answers here (GET /api/calls/{id},
+// POST /api/calls/{id}/input). Everything shown is the server's text: textContent only.
+function followCall(out) {
+  const id = (crypto.randomUUID ? crypto.randomUUID() : Date.now() + "-" + Math.random().toString(16).slice(2)).replace(/[^A-Za-z0-9-]/g, "");
+  const lines = el("pre", { id: "call-lines", hidden: true });
+  const inputBox = el("div", { id: "call-input" });
+  out.append(lines, inputBox);
+  let stopped = false;
+  let shownInput = "";
+  const render = (v) => {
+    if (v.lines && v.lines.length) {
+      lines.hidden = false;
+      lines.textContent = clip(v.lines.join("\n"), MAX_SHOWN);
+    }
+    const inp = v.input;
+    if (!inp) {
+      if (shownInput) inputBox.replaceChildren();
+      shownInput = "";
+      return;
+    }
+    if (inp.id === shownInput) return;
+    shownInput = inp.id;
+    inputBox.replaceChildren(renderInput(id, inp, () => { shownInput = ""; inputBox.replaceChildren(); }));
+  };
+  (async () => {
+    while (!stopped) {
+      await new Promise((res) => setTimeout(res, 400));
+      if (stopped) break;
+      try {
+        render(await api("/api/calls/" + id));
+      } catch (e) {
+        // not started yet, or ended
+      }
+    }
+  })();
+  return {
+    id,
+    stop() {
+      stopped = true;
+      inputBox.replaceChildren();
+    },
+  };
+}
+
+// renderInput is the form answering one request for input (elicitation).
+function renderInput(callId, inp, done) {
+  const box = el("div", { class: "input-request", role: "group", "aria-label": "The server asks for input" },
+    el("h3", { text: inp.taskId ? `The server asks for input (task ${inp.taskId})` : "The server asks for input" }),
+    el("div", { class: "desc", id: "input-message", text: inp.message || "" }));
+  let form = null;
+  if (inp.mode === "url") {
+    box.append(el("p", { text: "It asks you to open this URL yourself (it is not a link here):" }), el("pre", { text: inp.url || "" }));
+  } else {
+    form = buildForm(inp.schema, "e-");
+    if (form && !form.empty) box.append(form.node);
+  }
+  const note = el("span", { class: "muted" });
+  const send = async (action) => {
+    let content;
+    try {
+      if (action === "accept" && form) content = form.read();
+    } catch (e) {
+      note.textContent = e.message;
+      return;
+    }
+    try {
+      await api(`/api/calls/${callId}/input`, { input: inp.id, action, content });
+      done();
+    } catch (e) {
+      note.textContent = e.message;
+    }
+  };
+  const btn = (action, cls) => {
+    const b = el("button", { class: cls, type: "button", id: "input-" + action, text: action[0].toUpperCase() + action.slice(1) });
+    b.addEventListener("click", () => send(action));
+    return b;
+  };
+  box.append(el("div", { class: "actions" }, btn("accept", "primary"), btn("decline", "secondary"), btn("cancel", "secondary"), note));
+  return box;
 }
 
 function renderResult(out, r, server, tool) {
