@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -156,6 +157,12 @@ func setMember(obj json.RawMessage, name string, value json.RawMessage) (json.Ra
 		first = false
 		writeKey(&b, key)
 		b.Write(v)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, errNotObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errNotObject // something after the object
 	}
 	if !first {
 		b.WriteByte(',')

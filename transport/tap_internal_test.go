@@ -1,0 +1,73 @@
+package transport
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+func TestSetMember(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"name":"t","arguments":{"a":"<&>"}}`, `{"name":"t","arguments":{"a":"<&>"},"task":{"ttl":1}}`},
+		{`{"task":{"old":true},"name":"t"}`, `{"name":"t","task":{"ttl":1}}`},
+		{`{}`, `{"task":{"ttl":1}}`},
+		{` null `, `{"task":{"ttl":1}}`},
+		{``, `{"task":{"ttl":1}}`},
+		{`{"a\u00e9":1}`, `{"aé":1,"task":{"ttl":1}}`},
+	} {
+		got, err := setMember(json.RawMessage(tc.in), "task", json.RawMessage(`{"ttl":1}`))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("setMember(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `{"a":}`, `{"a":1`} {
+		if got, err := setMember(json.RawMessage(bad), "task", json.RawMessage(`{}`)); err == nil {
+			t.Errorf("setMember(%s) = %s, want an error", bad, got)
+		}
+	}
+}
+
+func FuzzSetMember(f *testing.F) {
+	for _, s := range []string{`{"name":"t","arguments":{}}`, `{}`, `[`, `{"task":1,"task":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := setMember(b, "task", json.RawMessage(`{"ttl":1}`))
+		if err != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(got, &m); err != nil {
+			t.Fatalf("setMember(%q) = %q: not a JSON object: %v", b, got, err)
+		}
+		if string(m["task"]) != `{"ttl":1}` {
+			t.Fatalf("setMember(%q) = %q: task is %s", b, got, m["task"])
+		}
+	})
+}
+
+func TestTaskRoutingName(t *testing.T) {
+	for _, tc := range []struct {
+		body, method, want string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"abc-1"}}`, "tasks/get", "abc-1"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"taskId":" spaced"}}`, "tasks/cancel", "=?base64?IHNwYWNlZA==?="},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/update","params":{"taskId":"é\n"}}`, "tasks/update", "=?base64?w6kK?="},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"x"}}`, "tasks/result", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, "tools/call", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}`, "tasks/get", ""},
+	} {
+		h := http.Header{}
+		h.Set("Mcp-Method", tc.method)
+		setTaskRoutingName(h, []byte(tc.body))
+		if got := h.Get("Mcp-Name"); got != tc.want {
+			t.Errorf("Mcp-Name for %s = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+	// Without the SEP-2243 headers (protocols before 2026-07-28) nothing is added.
+	h := http.Header{}
+	setTaskRoutingName(h, []byte(`{"method":"tasks/get","params":{"taskId":"a"}}`))
+	if len(h) != 0 {
+		t.Errorf("headers %v added to a request without Mcp-Method", h)
+	}
+}
