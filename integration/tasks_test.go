@@ -8,10 +8,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/browsertest"
+	"github.com/ttalk/mcpbridge/internal/serve"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -169,4 +173,58 @@ func (r *statusRecorder) list() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.seen)
+}
+
+// TestServeTask runs simulate-research-query from mcpbridge serve's page in headless
+// Chromium: the task's status shows while it runs, its request for clarification
+// (input_required, ambiguous: true) is answered in a form on the page, the report comes
+// back; a second call is stopped from the page and the task is cancelled on the server.
+func TestServeTask(t *testing.T) {
+	s := requireServers(t)
+	ctx := testContext(t, testTimeout)
+	calls := serve.NewCalls()
+	set := connect(t, ctx, []bridge.ServerConfig{s.stdio("everything", pkgEverything, "stdio")}, &bridge.Options{OnElicitation: calls.Elicit})
+	t.Cleanup(func() { set.Close() })
+	h, err := serve.Listen(serve.Options{Set: set, Version: "integration", Logger: testLogger(t), Calls: calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(sctx) }()
+	t.Cleanup(func() { stop(); <-served })
+
+	b := browsertest.New(t)
+	browsertest.Do(t, b, "open", chromedp.Navigate(h.URL()))
+	browsertest.Poll(t, b, "tool list", `document.querySelector('[data-tool="simulate-research-query"]') !== null`)
+	browsertest.Do(t, b, "pick the research tool", chromedp.Click(chromedp.CSS(`[data-tool="simulate-research-query"]`)))
+	browsertest.Poll(t, b, "form", `document.querySelector("#f-0") !== null && document.querySelector("#f-1") !== null`)
+	browsertest.Do(t, b, "call, ambiguous", chromedp.SetValue(chromedp.CSS(`#f-0`), "python"), chromedp.SetValue(chromedp.CSS(`#f-1`), "true"),
+		chromedp.Click(chromedp.CSS(`#call`)))
+	browsertest.Poll(t, b, "request for clarification", `(document.querySelector("#input-message")||{}).textContent?.includes("python")`)
+	browsertest.Poll(t, b, "task status", `document.querySelector("#call-lines").textContent.includes("input_required")`)
+	browsertest.Screenshot(t, b, "everything-task-input")
+	// The interpretation is a titled choice: (choose), programming, snake, comedy.
+	browsertest.Do(t, b, "answer snake", chromedp.SetValue(chromedp.CSS(`#e-0`), "1"), chromedp.Click(chromedp.CSS(`#input-accept`)))
+	browsertest.Poll(t, b, "report", `(document.querySelector("#model-text")||{}).textContent?.includes("**Clarification**: snake")`)
+
+	browsertest.Do(t, b, "call again", chromedp.SetValue(chromedp.CSS(`#f-0`), "rust"), chromedp.SetValue(chromedp.CSS(`#f-1`), ""),
+		chromedp.Click(chromedp.CSS(`#call`)))
+	browsertest.Poll(t, b, "running", `(document.querySelector("#call-lines")||{}).textContent?.includes("working")`)
+	lines := browsertest.Eval[string](t, b, `document.querySelector("#call-lines").textContent`)
+	browsertest.Do(t, b, "stop", chromedp.Click(chromedp.CSS(`#stop-call`)))
+	browsertest.Poll(t, b, "stopped", `document.querySelector("#call-status").textContent.startsWith("stopped")`)
+	id := strings.SplitN(lines, `"`, 3)[1] // `task "<id>": working: ...`
+	srv, _ := set.Lookup("everything")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		task, err := srv.PollTask(ctx, id)
+		if err == nil && task.Status == bridge.TaskCancelled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %q after Stop: %+v, %v; want cancelled", id, task, err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the server's task state; bounded by the deadline
+	}
 }

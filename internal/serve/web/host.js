@@ -47,8 +47,8 @@ function pretty(v) {
   }
 }
 
-async function api(path, body) {
-  const init = { credentials: "same-origin", headers: {} };
+async function api(path, body, signal) {
+  const init = { credentials: "same-origin", headers: {}, signal };
   if (body !== undefined) {
     init.method = "POST";
     init.headers["Content-Type"] = "application/json";
@@ -333,7 +333,12 @@ async function selectTool(server, tool, button) {
   const callBtn = el("button", { class: "primary", type: "button", id: "call", text: "Call" });
   const status = el("span", { class: "muted", id: "call-status" });
   const out = el("div", { id: "call-output" });
-  wb.append(el("h3", { text: "Arguments" }), inputBox, el("div", { class: "actions" }, callBtn, toggle, status), out);
+  // Stop abandons the call: the bridge then cancels it on the server (an MCP task with
+  // tasks/cancel).
+  const stopBtn = el("button", { class: "secondary", type: "button", id: "stop-call", text: "Stop", hidden: true });
+  let running = null;
+  stopBtn.addEventListener("click", () => running && running.abort());
+  wb.append(el("h3", { text: "Arguments" }), inputBox, el("div", { class: "actions" }, callBtn, stopBtn, toggle, status), out);
 
   callBtn.addEventListener("click", async () => {
     let args;
@@ -350,16 +355,20 @@ async function selectTool(server, tool, button) {
     await closeApp("the tool was called again");
     out.replaceChildren();
     const live = followCall(out);
+    running = new AbortController();
+    stopBtn.hidden = false;
     try {
-      const r = await api("/api/call", { server: server.id, tool: tool.remoteName, arguments: args, callId: live.id });
+      const r = await api("/api/call", { server: server.id, tool: tool.remoteName, arguments: args, callId: live.id }, running.signal);
       status.textContent = `${r.error ? "failed" : r.toolError ? "tool error" : "ok"} in ${r.durationMs}ms`;
       status.className = r.error || r.toolError ? "result-bad" : "result-ok";
       renderResult(out, r, server, tool);
     } catch (e) {
-      status.textContent = e.message;
+      status.textContent = e.name === "AbortError" ? "stopped: the call was cancelled" : e.message;
       status.className = "result-bad";
     } finally {
       live.stop();
+      running = null;
+      stopBtn.hidden = true;
       callBtn.disabled = false;
     }
   });
