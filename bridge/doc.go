@@ -277,13 +277,15 @@
 //	tools: {include: [], exclude: []} glob patterns (path.Match); aliases includeTools/excludeTools
 //	                                 (Gemini), allowedTools/excludedTools (mcphost),
 //	                                 enabled_tools/disabled_tools (Codex)
-//	timeouts: {connect: 30s, call: 60s}  Go durations; also connectTimeout/callTimeout (a Go
+//	timeouts: {connect: 30s, call: 60s, task: 10m}  Go durations (task: see Tasks); also
+//	                                 connectTimeout/callTimeout (a Go
 //	                                 duration or milliseconds), connectionTimeout/requestTimeout
 //	                                 (Inspector, ms), startup_timeout_sec/startup_timeout_ms/
 //	                                 tool_timeout_sec (Codex) and timeout (Gemini, ms, applies to
 //	                                 calls; a number under 1000 is Cline's seconds, with a warning)
 //	protocolVersion                  pin the MCP protocol version ("2025-11-25", "2026-07-28", ...;
 //	                                 ServerConfig.ProtocolVersion); left out, it is negotiated
+//	tasks: auto | always | never     which tools run as MCP tasks (ServerConfig.Tasks; see Tasks)
 //	auth (oauth)                     OAuth for a remote server (see OAuth)
 //	defer: true|false                keep the tools out of (or always in) a deferred-loading
 //	                                 tool list (ServerConfig.Defer, bridge/provider)
@@ -607,6 +609,34 @@
 //   - 512 bytes (fixed, dpop.MaxNonce): a server's DPoP-Nonce; each kind of DPoP challenge (nonce,
 //     clock) is answered once per request. Over it: the nonce is ignored; a challenge without a
 //     usable nonce, or one already answered, fails the request with the reason.
+//
+// # Tasks
+//
+// Some tools run long (research, builds, exports) as MCP tasks: the server answers tools/call
+// with a task handle and the client polls for the result. go-sdk has no client support for
+// them, so the bridge speaks both versions itself: the experimental tasks of protocol
+// 2025-11-25 (a tool whose execution.taskSupport is "required" is called with a "task"
+// member, then tasks/get, tasks/result, tasks/cancel) and the 2026-07-28 tasks extension
+// (io.modelcontextprotocol/tasks, declared in the client capabilities: the server decides
+// per call; tasks/get carries the result, tasks/update answers input). To the model a task
+// tool is a tool like any other: the Handler (and Invoke, Server.CallTool, Set.Proxy) runs
+// the whole lifecycle and returns the flattened result. It polls at the server's
+// pollInterval bounded to 250ms..30s (backing off from 500ms when none is given), reports
+// each status change to WithProgress callbacks (Progress.TaskID, Status) and
+// Options.OnTaskStatus and as span events, answers input_required through
+// Options.OnElicitation (ElicitRequest.TaskID names the task), cancels the task on the
+// server (tasks/cancel) when ctx ends or a bound is hit, and is bounded by the task timeout
+// (Options.TaskTimeout, default 10 minutes; each request stays bounded by the call timeout)
+// and the TTL the server gives. A task that fails, is cancelled, expires or is unknown
+// gives a *TaskError (ErrTaskFailed, ErrTaskCancelled, ErrTaskExpired, ErrUnknownTask).
+// Everything the server says about a task is untrusted: IDs, states, intervals, messages,
+// input requests and results are checked and bounded, and a server that hands out a task ID
+// twice or answers about another task is caught. ServerConfig.Tasks (servers.yaml: tasks:
+// auto, always, never) says which tools run as tasks; ServerStatus.TaskTools lists them.
+//
+// Hosts can also detach: Server.StartTask returns as soon as the task exists, and
+// PollTask, AwaitTask and CancelTask take its ID later, also from another process after a
+// restart for HTTP servers, which keep tasks beyond a session.
 //
 // # Tracing
 //

@@ -113,7 +113,7 @@ func TestEverythingTasks(t *testing.T) {
 				cctx, cancel := context.WithCancel(ctx)
 				var once sync.Once
 				var taskID string
-				_, err := research.Handler(bridge.WithProgress(cctx, func(p bridge.Progress) {
+				_, err := research.Handler(bridge.WithProgress(cctx, func(_ context.Context, p bridge.Progress) {
 					if p.TaskID != "" && p.Status == bridge.TaskWorking {
 						once.Do(func() { taskID = p.TaskID; cancel() })
 					}
@@ -160,7 +160,7 @@ type statusRecorder struct {
 	seen []string
 }
 
-func (r *statusRecorder) add(p bridge.Progress) {
+func (r *statusRecorder) add(_ context.Context, p bridge.Progress) {
 	if p.TaskID == "" {
 		return
 	}

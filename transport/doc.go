@@ -102,6 +102,17 @@
 // Everything else serves the bridge's call path and may change in any release: Spec.OAuth
 // and Spec.InProcess with [KindInProcess]; Conn's CallTool, DirectCalls, Reached and
 // NonProtocolLines with [ErrNoDirectCall], [CallOptions], [InputRequiredError] and
-// [ModernProtocol]; and [ProcessEnd]. Per-call headers are set with
-// bridge.WithCallHeaders.
+// [ModernProtocol]; [ProcessEnd]; and [Tap] with [WithTap] (below). Per-call headers are
+// set with bridge.WithCallHeaders.
+//
+// # Taps
+//
+// The connection wrappers and the RoundTripper that capture tools/list also carry
+// a [Tap]: a request sent under a context from [WithTap]
+// can get a member added to its params (MCP 2025-11-25 task augmentation, which
+// go-sdk's CallToolParams cannot express) and have its raw result kept (a task
+// handle, or the server's "tasks" capability in initialize, both of which
+// go-sdk's types drop). Over Streamable HTTP, tasks/get, tasks/update and
+// tasks/cancel also get the Mcp-Name header the tasks extension requires
+// (params.taskId, for routing to the instance that holds the task).
 package transport

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -18,7 +19,7 @@ type callWatch struct {
 	task string // the last task ID seen
 }
 
-func (w *callWatch) progress(p bridge.Progress) {
+func (w *callWatch) progress(_ context.Context, p bridge.Progress) {
 	var line string
 	if p.Status != "" {
 		w.mu.Lock()

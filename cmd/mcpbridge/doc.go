@@ -29,8 +29,8 @@
 // problems (the bridge's own findings plus a lint for schemas model providers reject), what
 // the tool definitions cost in o200k_base tokens (package bridge/tokens; the three largest
 // tools, every tool in --json), the server's instructions (untrusted text, escaped, at most
-// six lines; all of it in --json), and for a failed server the phase, cause and the tail of
-// its stderr. --json prints one JSON document instead. The providers lines
+// six lines; all of it in --json), what the server offers for MCP tasks and which tools run
+// as tasks, and for a failed server the phase, cause and the tail of its stderr. --json prints one JSON document instead. The providers lines
 // say what each model API field would reject as sent and after adapting (package
 // bridge/provider); the JSON document has it per tool.
 //
@@ -100,6 +100,11 @@
 //
 // On a first run npx -y downloads each server, which can take minutes on a busy machine;
 // integration/servers.yaml gives each server timeouts: {connect: 240s} for that reason.
+//
+// call shows, on stderr while the tool runs, the progress the server reports and each status
+// of an MCP task (tools that run as tasks are called like any other); Ctrl-C cancels the
+// call and the task on the server. serve's page does the same for its calls, has a Stop
+// button, and shows a task's requests for input (input_required) as forms to answer.
 //
 // Two lines a server's author should act on (from the golden tests in testdata). A server
 // that prints lines that are not JSON-RPC on stdout (a logger left on stdout) still works —

@@ -77,7 +77,7 @@ func (c *Calls) start(ctx context.Context, id, server string) (_ context.Context
 	st := &callState{server: server}
 	c.calls[id] = st
 	ctx = context.WithValue(ctx, callKey{}, id)
-	ctx = bridge.WithProgress(ctx, func(p bridge.Progress) { c.progress(st, p) })
+	ctx = bridge.WithProgress(ctx, func(_ context.Context, p bridge.Progress) { c.progress(st, p) })
 	return ctx, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()

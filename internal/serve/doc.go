@@ -3,8 +3,14 @@
 // from its schema (or a JSON editor) and shows what the model reads next to the raw result,
 // and renders MCP Apps (io.modelcontextprotocol/ui, specification 2026-01-26) as a web host.
 //
+// While a call runs the page follows it (Calls): the server's progress and the status of an
+// MCP task show as lines under the form, a request for input (a task's input_required, an
+// elicitation) becomes a form the user answers, and Stop abandons the call, which cancels
+// the task on the server.
+//
 // Two loopback listeners serve two origins. The page's origin serves the page, its API
-// (/api/servers, /api/call) and the Set's App proxy (/api/proxy, bridge.Set.ProxyHandler).
+// (/api/servers, /api/call, /api/calls/{id}) and the Set's App proxy (/api/proxy,
+// bridge.Set.ProxyHandler).
 // The sandbox origin serves only the sandbox proxy page that Views are loaded into: the page
 // sends it the View's HTML (ui/notifications/sandbox-resource-ready), the sandbox renders it
 // in an inner srcdoc frame sandboxed without allow-same-origin, and relays JSON-RPC between
