@@ -127,7 +127,8 @@ type Options struct {
 	// for Handlers, validated. Returning nil lets the call go ahead; Deny(reason) refuses it
 	// with a *DeniedError whose text the model reads; any other error fails the call. A
 	// refused call never reaches the server. The hook may block, for example to ask a human:
-	// its ctx carries the call timeout (CallTimeout, ServerConfig.CallTimeout) and ends
+	// its ctx carries the call timeout (CallTimeout, ServerConfig.CallTimeout; TaskTimeout
+	// for a call that may run as an MCP task) and ends
 	// with the caller's ctx and with Close, and the call returns when it ends even if the
 	// hook does not. It runs on its own goroutine (a panic fails the call, logged) and may
 	// be called concurrently.

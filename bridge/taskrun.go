@@ -46,10 +46,11 @@ const (
 // a server's request for input that names a task (related-task metadata) must name one in
 // flight.
 type taskTable struct {
-	mu     sync.Mutex
-	runs   map[string]*taskRun
-	recent []string // IDs of tasks created recently (a ring of maxRecentTasks)
-	next   int
+	mu         sync.Mutex
+	runs       map[string]*taskRun
+	recent     []string // IDs of tasks created recently on recentSess (a ring of maxRecentTasks)
+	next       int
+	recentSess *session // a new session (a restarted server may count from 1 again) starts afresh
 }
 
 // maxRecentTasks is how many created task IDs a server remembers to catch reuse.
@@ -69,7 +70,7 @@ func (t *taskTable) add(r *taskRun, created bool) error {
 		return fmt.Errorf("task %s is already being awaited by another call", quoteCut(r.id))
 	}
 	if created {
-		if err := t.created(r.id); err != nil {
+		if err := t.created(r.id, r.sess); err != nil {
 			return err
 		}
 	}
@@ -80,8 +81,12 @@ func (t *taskTable) add(r *taskRun, created bool) error {
 	return nil
 }
 
-// created records a new task's ID; one seen recently is an error. t.mu is held.
-func (t *taskTable) created(id string) error {
+// created records the ID of a task sess's server just created; one it created recently is
+// an error. t.mu is held.
+func (t *taskTable) created(id string, sess *session) error {
+	if sess != t.recentSess {
+		t.recent, t.next, t.recentSess = t.recent[:0], 0, sess
+	}
 	if slices.Contains(t.recent, id) {
 		return &TaskError{TaskID: id, Kind: ErrUnknownTask, Err: errReusedID}
 	}
@@ -95,13 +100,13 @@ func (t *taskTable) created(id string) error {
 }
 
 // noteCreated records the ID of a task the bridge does not follow (StartTask).
-func (t *taskTable) noteCreated(id string) error {
+func (t *taskTable) noteCreated(id string, sess *session) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, dup := t.runs[id]; dup {
 		return &TaskError{TaskID: id, Kind: ErrUnknownTask, Err: errReusedID}
 	}
-	return t.created(id)
+	return t.created(id, sess)
 }
 
 func (t *taskTable) remove(r *taskRun) {
@@ -129,8 +134,9 @@ type taskRun struct {
 	// task's life); progress receives its notifications and the task's status.
 	progressTok string
 	progress    func(Progress)
-	label       string // for errors: `tool "x": task "id"` or `task "id"`
-	fresh       bool   // the server just created the task (its ID must be new)
+	label       string   // for errors: `tool "x": task "id"` or `task "id"`
+	fresh       bool     // the server just created the task (its ID must be new)
+	sess        *session // the session that created it (fresh tasks)
 
 	mu       sync.Mutex // guards the fields below (the 2025 result fetch polls alongside)
 	flav     flavour
@@ -716,7 +722,7 @@ func (s *Server) startTask(ctx context.Context, rt *remoteTool, args json.RawMes
 	if run == nil {
 		return Task{Server: s.cfg.ID, Tool: rt.name, Status: TaskCompleted, Result: res}, nil
 	}
-	if err := s.tasks.noteCreated(run.id); err != nil {
+	if err := s.tasks.noteCreated(run.id, run.sess); err != nil {
 		return Task{}, run.fail(err)
 	}
 	st, _, _ := run.state()
@@ -749,7 +755,7 @@ func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, pa
 		return nil, nil, fmt.Errorf("the server answered with a task handle that is not usable: %w", perr)
 	}
 	run := s.newRun(ctx, rt, rt.name, st.ID, f)
-	run.fresh = true
+	run.fresh, run.sess = true, sess
 	run.progressTok, _ = params.GetProgressToken().(string)
 	run.progress = progressFunc(ctx)
 	run.observe(ctx, st)

@@ -428,3 +428,32 @@ func TestStartTaskRefusals(t *testing.T) {
 		t.Errorf("StartTask(quick) = %+v, %v; want no task and the result", task, err)
 	}
 }
+
+// A server restarted on a redial may count its task IDs from the start again: that is not a
+// reused ID (the old tasks died with the old process).
+func TestTaskIDsAfterRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fx := newTaskServer(true)
+		fx.newID = func(int) string { return "task-1" } // as a fresh process would
+		fx.tool("t", "required", func(_ context.Context, tk *fxTask) { tk.complete("ok") })
+		s, err := bridge.Dial(t.Context(), fx.config("fx"), quietOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		tool := taskTool(t, s, "t")
+		if _, err := tool.Handler(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		for ss := range fx.srv.Sessions() { // the server goes away; the next call redials
+			_ = ss.Close()
+		}
+		synctest.Wait()
+		if text, err := tool.Handler(t.Context(), nil); err != nil || text != "ok" {
+			t.Errorf("after a redial: %q, %v; want the new session's task-1 accepted", text, err)
+		}
+		if _, err := tool.Handler(t.Context(), nil); !errors.Is(err, bridge.ErrUnknownTask) {
+			t.Errorf("task-1 again on the same session: %v, want it caught as reused", err)
+		}
+	})
+}
