@@ -30,7 +30,8 @@ type progressKey struct{}
 // proxied tools/call) ask the server for progress notifications and pass each one to fn,
 // with the context of the call it belongs to (which may have ended by then). A call that
 // runs as an MCP task also passes each change of the task's status (see Progress.TaskID),
-// and its progress notifications for the task's whole life.
+// and its progress notifications for the task's whole life; the task's statuses have
+// reached fn when the call returns (unless fn is slow).
 // fn runs on a goroutine of the server's own, one notification at a time and in order; it
 // may block briefly or close the server. The queue behind a slow fn is the server's, shared
 // by all its calls in flight: at most 64 notifications wait in it, the oldest dropped

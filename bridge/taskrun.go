@@ -229,6 +229,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun) (*mcp.CallToolResult
 		defer release()
 	}
 	res, err := run.follow(ctx)
+	run.flush(ctx)
 	if err == nil {
 		return res, nil
 	}
@@ -241,6 +242,23 @@ func (s *Server) runTask(ctx context.Context, run *taskRun) (*mcp.CallToolResult
 		return nil, s.requestErr(ctx, PhaseCall, run.label, s.taskTimeout(), err)
 	}
 	return nil, run.fail(err)
+}
+
+// flush waits (briefly) until the WithProgress callback has seen the statuses posted so far,
+// so a caller has the task's last status before the call returns.
+func (r *taskRun) flush(ctx context.Context) {
+	if r.progress == nil {
+		return
+	}
+	seen := make(chan struct{})
+	r.s.progress.notify.post(func() { close(seen) })
+	t := time.NewTimer(progressLinger)
+	defer t.Stop()
+	select {
+	case <-seen:
+	case <-ctx.Done():
+	case <-t.C: // a slow callback; the rest arrive later
+	}
 }
 
 // cancelQuietly sends tasks/cancel for a task the bridge gives up on (best effort, bounded,

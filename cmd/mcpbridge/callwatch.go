@@ -11,20 +11,32 @@ import (
 
 // callWatch shows what a server reports while `mcpbridge call` waits: progress
 // notifications and, for a tool that runs as an MCP task, each change of the task's status,
-// one line each on stderr (escaped: the text is the server's).
+// one line each on stderr (escaped: the text is the server's). Lines that arrive after the
+// call returned (the bridge delivers them from a goroutine of its own) are dropped.
 type callWatch struct {
 	con *console
 
-	mu   sync.Mutex
-	task string // the last task ID seen
+	mu   sync.Mutex // held while a line is written, so end waits for it
+	task string     // the last task ID seen
+	done bool
+}
+
+// end stops the lines: the call returned.
+func (w *callWatch) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
 }
 
 func (w *callWatch) progress(_ context.Context, p bridge.Progress) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
 	var line string
 	if p.Status != "" {
-		w.mu.Lock()
 		w.task = p.TaskID
-		w.mu.Unlock()
 		line = fmt.Sprintf("task %s: %s", strconv.Quote(p.TaskID), p.Status)
 	} else {
 		line = "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)

@@ -220,6 +220,7 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 	}
 	watch := &callWatch{con: env.stderr}
 	text, err := tool.Handler(bridge.WithProgress(ctx, watch.progress), json.RawMessage(input))
+	watch.end()
 	if err != nil && ctx.Err() != nil {
 		return &exitError{code: exitFailed, err: watch.interrupted(err)}
 	}
