@@ -526,6 +526,10 @@
 //     included (compiling, validating arguments and structuredContent), unless ctx ends earlier
 //     (ServerConfig.CallTimeout wins). Over it: the call fails with the deadline error; a compile
 //     that outlives it finishes in the background and serves the next call.
+//   - Options.TaskTimeout, default 600s (DefaultTaskTimeout): a tool call that runs as an MCP task,
+//     from the call to its result (each request of it stays bounded by CallTimeout;
+//     ServerConfig.TaskTimeout wins); also the TTL asked of the server. Over it: the call fails
+//     with the deadline error and the task is cancelled on the server (tasks/cancel).
 //   - Options.MaxResultBytes, default 100,000 bytes (DefaultMaxResultBytes): the text a Handler
 //     returns (<0: no cap). Over it: head and tail are kept with a marker saying how much was cut.
 //   - Options.MaxMessageBytes, default 16 MiB (DefaultMaxMessageBytes): one message a server sends:
@@ -592,6 +596,32 @@
 //     naming the server and the key.
 //   - 8 (fixed, maxExpandDepth): ${VAR:-default} defaults nested in defaults in a servers file.
 //     Over it: LoadConfig fails naming the key.
+//   - 250ms (fixed, minPollInterval): the shortest wait between polls of an MCP task (a server's
+//     pollInterval of 0 included). Over it: the bridge waits this long.
+//   - 30s (fixed, maxPollInterval): the longest wait between polls of an MCP task (a server's
+//     pollInterval of a year included); also the grace after a task's TTL. Over it: the bridge
+//     polls after this long; a task still running this long after its TTL fails with
+//     ErrTaskExpired.
+//   - 5s (fixed, maxBackoffPoll): the wait between polls of a task whose server gives no
+//     pollInterval (from 500ms, growing by half while nothing changes). Over it: the wait stops
+//     growing.
+//   - 3 (fixed, maxPollFailures): tasks/get requests in a row that fail (timeouts, transport
+//     errors) while following a task. Over it: the call fails with the last error and the task is
+//     cancelled.
+//   - 5s (fixed, cancelWait): the tasks/cancel the bridge sends when it gives up on a task. Over
+//     it: the bridge stops waiting for the answer.
+//   - 1 KiB (fixed, maxTaskIDBytes): a task ID (also: UTF-8 without control characters). Over it:
+//     the task is refused as unusable (ErrUnknownTask for IDs a host passes).
+//   - 4 KiB (fixed, maxStatusMsgBytes): a task's statusMessage, and a failed task's error message.
+//     Over it: the text is cut, marked with an ellipsis.
+//   - 256 bytes (fixed, maxInputKeyBytes): a key of a task's inputRequests (2026-07-28 extension).
+//     Over it: the task fails and is cancelled.
+//   - 16 (fixed, maxInputRequests): input requests in one tasks/get answer. Over it: the task fails
+//     and is cancelled.
+//   - 64 (fixed, maxInputKeysPerTask): distinct input requests over one task's life. Over it: the
+//     task fails and is cancelled.
+//   - 256 (fixed, maxRecentTasks): task IDs a session remembers, to catch a server handing one out
+//     twice. Over it: the oldest is forgotten.
 //   - 4 MiB (fixed, oauth.MaxTokenFile): the OAuth token file read into memory. Over it: reading
 //     the store fails naming the file.
 //   - 30s (fixed, oauth.SaveTimeout): saving one refreshed OAuth token to the TokenStore (done off

@@ -20,6 +20,9 @@ import (
 const (
 	DefaultConnectTimeout = 60 * time.Second
 	DefaultCallTimeout    = 60 * time.Second
+	// DefaultTaskTimeout bounds a tool call that runs as an MCP task, from the call to the
+	// result.
+	DefaultTaskTimeout    = 10 * time.Minute
 	DefaultMaxResultBytes = results.DefaultMaxBytes
 
 	DefaultMaxMessageBytes = transport.DefaultMaxMessageBytes // one message: stdio line, HTTP body, SSE event
@@ -60,6 +63,19 @@ const (
 	maxErrors           = 20               // problems one servers file reports before summarising
 	maxTimeout          = 1000 * time.Hour // a timeout in a servers file
 	maxExpandDepth      = 8                // ${A:-${B:-...}} nesting in a servers file
+
+	// MCP tasks (taskrun.go, taskwire.go).
+	minPollInterval     = 250 * time.Millisecond // between tasks/get, whatever pollInterval says
+	maxPollInterval     = 30 * time.Second       // between tasks/get, whatever pollInterval says
+	maxBackoffPoll      = 5 * time.Second        // between tasks/get when the server gives no pollInterval
+	maxPollFailures     = 3                      // tasks/get in a row that fail before giving up
+	cancelWait          = 5 * time.Second        // the tasks/cancel sent when giving up on a task
+	maxTaskIDBytes      = 1024                   // a task ID
+	maxStatusMsgBytes   = 4096                   // a task's statusMessage, or a failed task's error message
+	maxInputKeyBytes    = 256                    // a key of a task's inputRequests
+	maxInputRequests    = 16                     // inputRequests in one tasks/get answer
+	maxInputKeysPerTask = 64                     // distinct inputRequests keys over a task's life
+	maxRecentTasks      = 256                    // task IDs a session remembers to catch one handed out twice
 )
 
 // limitUnit says how a limit's value reads.
@@ -95,6 +111,12 @@ var limitTable = []limit{
 		bounds: "one tool call, our own work in it included (compiling, validating arguments and structuredContent), unless ctx ends earlier (ServerConfig.CallTimeout wins)",
 		over:   "the call fails with the deadline error; a compile that outlives it finishes in the background and serves the next call",
 		fill:   fillPositive(func(o *Options) *time.Duration { return &o.CallTimeout }, DefaultCallTimeout),
+	},
+	{
+		name: "DefaultTaskTimeout", option: "TaskTimeout", value: int64(DefaultTaskTimeout), unit: unitDuration,
+		bounds: "a tool call that runs as an MCP task, from the call to its result (each request of it stays bounded by CallTimeout; ServerConfig.TaskTimeout wins); also the TTL asked of the server",
+		over:   "the call fails with the deadline error and the task is cancelled on the server (tasks/cancel)",
+		fill:   fillPositive(func(o *Options) *time.Duration { return &o.TaskTimeout }, DefaultTaskTimeout),
 	},
 	{
 		name: "DefaultMaxResultBytes", option: "MaxResultBytes", value: DefaultMaxResultBytes, unit: unitBytes,
@@ -237,6 +259,61 @@ var limitTable = []limit{
 		name: "maxExpandDepth", value: maxExpandDepth, unit: unitCount,
 		bounds: "${VAR:-default} defaults nested in defaults in a servers file",
 		over:   "LoadConfig fails naming the key",
+	},
+	{
+		name: "minPollInterval", value: int64(minPollInterval), unit: unitDuration,
+		bounds: "the shortest wait between polls of an MCP task (a server's pollInterval of 0 included)",
+		over:   "the bridge waits this long",
+	},
+	{
+		name: "maxPollInterval", value: int64(maxPollInterval), unit: unitDuration,
+		bounds: "the longest wait between polls of an MCP task (a server's pollInterval of a year included); also the grace after a task's TTL",
+		over:   "the bridge polls after this long; a task still running this long after its TTL fails with ErrTaskExpired",
+	},
+	{
+		name: "maxBackoffPoll", value: int64(maxBackoffPoll), unit: unitDuration,
+		bounds: "the wait between polls of a task whose server gives no pollInterval (from 500ms, growing by half while nothing changes)",
+		over:   "the wait stops growing",
+	},
+	{
+		name: "maxPollFailures", value: maxPollFailures, unit: unitCount,
+		bounds: "tasks/get requests in a row that fail (timeouts, transport errors) while following a task",
+		over:   "the call fails with the last error and the task is cancelled",
+	},
+	{
+		name: "cancelWait", value: int64(cancelWait), unit: unitDuration,
+		bounds: "the tasks/cancel the bridge sends when it gives up on a task",
+		over:   "the bridge stops waiting for the answer",
+	},
+	{
+		name: "maxTaskIDBytes", value: maxTaskIDBytes, unit: unitBytes,
+		bounds: "a task ID (also: UTF-8 without control characters)",
+		over:   "the task is refused as unusable (ErrUnknownTask for IDs a host passes)",
+	},
+	{
+		name: "maxStatusMsgBytes", value: maxStatusMsgBytes, unit: unitBytes,
+		bounds: "a task's statusMessage, and a failed task's error message",
+		over:   "the text is cut, marked with an ellipsis",
+	},
+	{
+		name: "maxInputKeyBytes", value: maxInputKeyBytes, unit: unitBytes,
+		bounds: "a key of a task's inputRequests (2026-07-28 extension)",
+		over:   "the task fails and is cancelled",
+	},
+	{
+		name: "maxInputRequests", value: maxInputRequests, unit: unitCount,
+		bounds: "input requests in one tasks/get answer",
+		over:   "the task fails and is cancelled",
+	},
+	{
+		name: "maxInputKeysPerTask", value: maxInputKeysPerTask, unit: unitCount,
+		bounds: "distinct input requests over one task's life",
+		over:   "the task fails and is cancelled",
+	},
+	{
+		name: "maxRecentTasks", value: maxRecentTasks, unit: unitCount,
+		bounds: "task IDs a session remembers, to catch a server handing one out twice",
+		over:   "the oldest is forgotten",
 	},
 	{
 		name: "oauth.MaxTokenFile", value: oauth.MaxTokenFile, unit: unitBytes,

@@ -26,20 +26,10 @@ import (
 // cancel (tasks/cancel) when the caller gives up. Everything the server says is untrusted:
 // IDs, states, intervals, TTLs, input requests and results are checked and bounded.
 
-// Poll pacing. A pollInterval below minPollInterval (0 included) is raised to it, one above
-// maxPollInterval lowered to it. Without one the bridge polls after firstPoll, then backs
-// off by half each unchanged poll up to maxBackoffPoll.
-const (
-	minPollInterval = 250 * time.Millisecond
-	maxPollInterval = 30 * time.Second
-	firstPoll       = 500 * time.Millisecond
-	maxBackoffPoll  = 5 * time.Second
-	// maxPollFailures is how many tasks/get in a row may fail (timeouts, transport errors)
-	// before the bridge gives up on a task.
-	maxPollFailures = 3
-	// cancelWait bounds the tasks/cancel sent when the caller gives up.
-	cancelWait = 5 * time.Second
-)
+// Poll pacing: a pollInterval below minPollInterval (0 included) is raised to it, one above
+// maxPollInterval lowered to it; without one the bridge polls after firstPoll, then backs
+// off by half each unchanged poll up to maxBackoffPoll (limits.go).
+const firstPoll = 500 * time.Millisecond
 
 // taskTable is a server's tasks in flight, and the IDs of recent ones: the bridge follows
 // each ID once at a time, a server that hands out an ID again for a new task is caught, and
@@ -52,9 +42,6 @@ type taskTable struct {
 	next       int
 	recentSess *session // a new session (a restarted server may count from 1 again) starts afresh
 }
-
-// maxRecentTasks is how many created task IDs a server remembers to catch reuse.
-const maxRecentTasks = 256
 
 // errReusedID explains a task ID the server handed out twice.
 var errReusedID = errors.New("the server handed out this task ID for a new task while it still names another one (task IDs must be unique)")

@@ -46,10 +46,6 @@ func (m TaskMode) valid() bool {
 	return false
 }
 
-// DefaultTaskTimeout bounds a tool call that runs as a task, from the call to the result,
-// when neither Options.TaskTimeout nor ServerConfig.TaskTimeout is set.
-const DefaultTaskTimeout = 10 * time.Minute
-
 // TaskStatus is the state of an MCP task.
 type TaskStatus string
 

@@ -44,15 +44,6 @@ const (
 	methodTasksUpdate = "tasks/update"
 )
 
-// Bounds on what a server says about a task.
-const (
-	maxTaskIDBytes      = 1024
-	maxStatusMsgBytes   = 4096
-	maxInputKeyBytes    = 256
-	maxInputRequests    = 16 // per tasks/get answer
-	maxInputKeysPerTask = 64 // distinct keys over a task's life
-)
-
 // flavour is which version's task protocol a task speaks.
 type flavour int
 
