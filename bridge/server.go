@@ -269,6 +269,7 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 		done <- connected{cs, err}
 	}()
 	var cs *mcp.ClientSession
+	defer initTap.Done()
 	select {
 	case r := <-done:
 		cs, err = r.cs, r.err

@@ -750,6 +750,7 @@ func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, pa
 		return res, nil, err
 	}
 	res, err := sess.cs.CallTool(transport.WithTap(ctx, tap), params)
+	tap.Done()
 	raw := tap.Result()
 	if raw == nil {
 		return res, nil, err

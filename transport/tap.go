@@ -40,6 +40,7 @@ type Tap struct {
 
 	mu     sync.Mutex
 	result json.RawMessage
+	undo   []func() // forget the requests followed (Done)
 }
 
 type tapKey struct{}
@@ -55,6 +56,18 @@ func tapFrom(ctx context.Context) *Tap {
 	}
 	t, _ := ctx.Value(tapKey{}).(*Tap)
 	return t
+}
+
+// Done forgets the requests t follows whose response has not come (a call abandoned when
+// its context ended): call it once the request returned. t keeps its result.
+func (t *Tap) Done() {
+	t.mu.Lock()
+	undo := t.undo
+	t.undo = nil
+	t.mu.Unlock()
+	for _, f := range undo {
+		f()
+	}
 }
 
 // Result returns a copy of the raw result of the last followed request's response that
@@ -110,6 +123,15 @@ func (c *capture) follow(id jsonrpc.ID, t *Tap) {
 		c.taps = make(map[jsonrpc.ID]*Tap)
 	}
 	c.taps[id] = t
+	t.mu.Lock()
+	t.undo = append(t.undo, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.taps[id] == t {
+			delete(c.taps, id)
+		}
+	})
+	t.mu.Unlock()
 }
 
 // tapped hands a response's result to the tap following id, if any, and reports whether

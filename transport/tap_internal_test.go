@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
+
+func jsonrpcID(n int64) (jsonrpc.ID, error) { return jsonrpc.MakeID(float64(n)) }
 
 func TestSetMember(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -69,5 +73,23 @@ func TestTaskRoutingName(t *testing.T) {
 	setTaskRoutingName(h, []byte(`{"method":"tasks/get","params":{"taskId":"a"}}`))
 	if len(h) != 0 {
 		t.Errorf("headers %v added to a request without Mcp-Method", h)
+	}
+}
+
+// A tap whose request never got its answer (the call was abandoned) is forgotten by Done,
+// so a long-lived connection does not accumulate them.
+func TestTapDoneForgets(t *testing.T) {
+	var c capture
+	tap := &Tap{Method: "tools/call"}
+	for i := range 3 {
+		id, _ := jsonrpcID(int64(i + 1))
+		c.follow(id, tap)
+	}
+	if !c.waiting() {
+		t.Fatal("no tap recorded")
+	}
+	tap.Done()
+	if c.waiting() {
+		t.Errorf("taps left after Done: %d", len(c.taps))
 	}
 }
