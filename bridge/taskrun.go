@@ -158,6 +158,13 @@ func (r *taskRun) fail(err error) error {
 	if errors.As(err, &se) {
 		return se
 	}
+	var te *TaskError
+	if errors.As(err, &te) && te.TaskID == r.id { // it names the task itself
+		if r.tool == "" {
+			return &ServerError{Server: r.s.cfg.ID, Phase: PhaseCall, Err: err}
+		}
+		return &ServerError{Server: r.s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("tool %q: %w", r.tool, err)}
+	}
 	return &ServerError{Server: r.s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", r.label, err)}
 }
 
@@ -532,8 +539,11 @@ func (r *taskRun) cancelRequest(ctx context.Context) error {
 // answer fulfils an extension task's outstanding input requests (each key once) through
 // Options.OnElicitation and sends the answers with tasks/update.
 func (r *taskRun) answer(ctx context.Context, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil // a state without the requests (a task handle, a notification): tasks/get brings them
+	}
 	var reqs map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &reqs) != nil {
+	if json.Unmarshal(raw, &reqs) != nil {
 		return r.taskErr(ErrTaskFailed, errors.New("the server reported input_required without readable inputRequests"))
 	}
 	keys := slices.Sorted(maps.Keys(reqs))

@@ -457,3 +457,51 @@ func TestTaskIDsAfterRestart(t *testing.T) {
 		}
 	})
 }
+
+// A task handle may already say input_required (it carries no inputRequests): the bridge
+// polls for them rather than failing; a server that never sends them is bounded by the task
+// timeout.
+func TestTaskInputRequiredAtCreation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fx := newTaskServer(true)
+		started := make(chan struct{})
+		fx.tool("t", "required", func(ctx context.Context, tk *fxTask) {
+			<-started
+			if ans := tk.ask(ctx, "k", &mcp.ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"string"}}}`)}); ans != nil {
+				tk.complete("hi " + ans.Content["n"].(string))
+			}
+		})
+		opts := quietOpts()
+		opts.OnElicitation = func(context.Context, *bridge.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"n": "Ada"}}, nil
+		}
+		s, err := bridge.Dial(t.Context(), fx.config("fx"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		// The handle says input_required before the requests exist.
+		go func() { time.Sleep(10 * time.Millisecond); close(started) }()
+		var patched atomic.Bool
+		fx.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if r, ok := res.(*rawJSON); ok && method == "tools/call" {
+					var m map[string]any
+					_ = json.Unmarshal(r.b, &m)
+					m["status"] = "input_required"
+					patched.Store(true)
+					return raw(m), nil
+				}
+				return res, err
+			}
+		})
+		text, err := taskTool(t, s, "t").Handler(t.Context(), nil)
+		if err != nil || text != "hi Ada" {
+			t.Errorf("Handler = %q, %v; want the task to complete after its input", text, err)
+		}
+		if !patched.Load() {
+			t.Error("the task handle did not say input_required; the test tests nothing")
+		}
+	})
+}
