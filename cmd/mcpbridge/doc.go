@@ -37,29 +37,30 @@
 // A real run against the integration servers (abridged to three of five servers):
 //
 //	$ go run ./cmd/mcpbridge probe integration/servers.yaml
-//	✓ memory  9 tools  15.8s
-//	✓ filesystem  14 tools  18.9s
-//	✓ everything  12 tools  19.1s
-//	✓ system-monitor  1 tools  19.2s
-//	✓ basic-vanillajs  1 tools  20.8s
-//	integration/servers.yaml: 5 of 5 servers ok, 37 model-visible tools, 3,611 tokens of tool definitions (o200k_base)
+//	✓ everything  13 tools  4.1s
+//	✓ memory  9 tools  4.1s
+//	✓ filesystem  14 tools  4.6s
+//	✓ system-monitor  1 tools  4.7s
+//	✓ basic-vanillajs  1 tools  4.7s
+//	integration/servers.yaml: 5 of 5 servers ok, 38 model-visible tools, 3,743 tokens of tool definitions (o200k_base)
 //
 //	everything  ok
 //	  config        stdio npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio
 //	  defined at    integration/servers.yaml:9
 //	  transport     stdio
-//	  timings       initialize 19.1s, tools/list 40ms, total 19.1s
-//	  server        mcp-servers/everything 2.0.0, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
-//	  tools         12 model-visible, 0 app-only, 0 MCP App
+//	  timings       initialize 4.0s, tools/list 38ms, total 4.1s
+//	  server        mcp-servers/everything 2.0.0, protocol 2025-11-25 (initialize after server/discover failed: Method not found (-32601))
+//	  tools         13 model-visible, 0 app-only, 0 MCP App
 //	  model sees    echo, get-annotated-message, get-env, get-resource-links,
 //	                get-resource-reference, get-structured-content, get-sum, get-tiny-image,
 //	                gzip-file-as-resource, toggle-simulated-logging, toggle-subscriber-updates,
-//	                trigger-long-running-operation
-//	  problems      simulate-research-query [bridge, skipped]: execution.taskSupport is "required": the tool can only run as an MCP task, which mcpbridge does not support
+//	                trigger-long-running-operation, simulate-research-query
+//	  tasks         2025-11-25 tasks (tools/call, cancel)
+//	  task tools    simulate-research-query (required)
 //	  providers     accepted as sent: openai, anthropic, gemini
-//	                openai-strict: 12 tools rejected as sent (strict-additional-properties ×12, strict-format ×1, strict-required ×9); all fixed by adapting
-//	                gemini-parameters: 12 tools rejected as sent (gemini-empty-object ×4, gemini-string-format ×1, gemini-unknown-field ×12); all fixed by adapting
-//	  tokens        939 (o200k_base) for 12 tool definitions; largest: gzip-file-as-resource 202, get-annotated-message 103, get-resource-reference 84
+//	                openai-strict: 13 tools rejected as sent (strict-additional-properties ×13, strict-format ×1, strict-required ×10); all fixed by adapting
+//	                gemini-parameters: 13 tools rejected as sent (gemini-empty-object ×4, gemini-string-format ×1, gemini-unknown-field ×13); all fixed by adapting
+//	  tokens        1,071 (o200k_base) for 13 tool definitions; largest: gzip-file-as-resource 202, simulate-research-query 132, get-annotated-message 103
 //	  instructions  312 tokens, untrusted text from the server:
 //	                | # Everything Server – Server Instructions
 //	                |
@@ -73,8 +74,8 @@
 //	  config      stdio npx -y @modelcontextprotocol/server-memory@2026.8.31 env={MEMORY_FILE_PATH=***}
 //	  defined at  integration/servers.yaml:17
 //	  transport   stdio
-//	  timings     initialize 15.5s, tools/list 246ms, total 15.8s
-//	  server      memory-server 0.6.3, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
+//	  timings     initialize 4.1s, tools/list 21ms, total 4.1s
+//	  server      memory-server 0.6.3, protocol 2025-11-25 (initialize after server/discover failed: Method not found (-32601))
 //	  tools       9 model-visible, 0 app-only, 0 MCP App
 //	  model sees  create_entities, create_relations, add_observations, delete_entities,
 //	              delete_observations, delete_relations, read_graph, search_nodes, open_nodes
@@ -87,8 +88,8 @@
 //	  config      stdio npx -y @modelcontextprotocol/server-system-monitor@2.0.3 --stdio
 //	  defined at  integration/servers.yaml:27
 //	  transport   stdio
-//	  timings     initialize 19.1s, tools/list 101ms, total 19.2s
-//	  server      System Monitor Server 1.0.0, protocol 2025-11-25 (initialize after server/discover went unanswered for 10s)
+//	  timings     initialize 4.6s, tools/list 3ms, total 4.7s
+//	  server      System Monitor Server 1.0.0, protocol 2025-11-25 (initialize after server/discover failed: Method not found (-32601))
 //	  tools       1 model-visible, 1 app-only, 1 MCP App
 //	  model sees  get-system-info
 //	  app-only    poll-system-stats
