@@ -221,15 +221,24 @@ type pendingCall struct {
 	err  error
 }
 
-// pendingPool recycles the pendingCalls of answered calls: whoever takes a call out of
-// directCalls.pending sends on its done exactly once, so once its caller received that
-// value nothing else touches it. (A call abandoned by its caller is not recycled.)
-var pendingPool = sync.Pool{New: func() any { return &pendingCall{done: make(chan struct{}, 1)} }}
+// The connection's pool recycles the pendingCalls of answered calls: whoever takes a call
+// out of directCalls.pending sends on its done exactly once, so once its caller received
+// that value nothing else touches it. (A call abandoned by its caller is not recycled.)
+// The pool is the connection's, not the package's: a channel must not pass from one
+// connection's goroutines to another's (a testing/synctest bubble forbids it).
+
+// get takes a pendingCall from the pool, or makes one.
+func (d *directCalls) get() *pendingCall {
+	if pc, ok := d.pool.Get().(*pendingCall); ok {
+		return pc
+	}
+	return &pendingCall{done: make(chan struct{}, 1)}
+}
 
 // release returns an answered call to the pool.
-func (pc *pendingCall) release() {
+func (d *directCalls) release(pc *pendingCall) {
 	pc.resp, pc.err = nil, nil
-	pendingPool.Put(pc)
+	d.pool.Put(pc)
 }
 
 // finish answers the call; d.mu is not held and pc is out of d.pending.
@@ -240,9 +249,10 @@ func (pc *pendingCall) finish() { pc.done <- struct{}{} }
 type directCalls struct {
 	mu      sync.Mutex
 	pending map[int64]*pendingCall
-	lastID  int64    // the last call's ID (they count down from -1)
-	term    error    // why the connection ended, once it did
-	stand   standIns // go-sdk requests a ping stands in for (resume.go)
+	lastID  int64     // the last call's ID (they count down from -1)
+	term    error     // why the connection ended, once it did
+	stand   standIns  // go-sdk requests a ping stands in for (resume.go)
+	pool    sync.Pool // answered pendingCalls, for reuse
 }
 
 // writeFunc writes one message on a connection.
@@ -254,12 +264,12 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pc := pendingPool.Get().(*pendingCall)
+	pc := d.get()
 	d.mu.Lock()
 	if d.term != nil {
 		err := d.term
 		d.mu.Unlock()
-		pc.release()
+		d.release(pc)
 		return nil, fmt.Errorf("%w: calling %q: client is closing: %v", mcp.ErrConnectionClosed, method, err)
 	}
 	d.lastID--
@@ -272,7 +282,7 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: |n| < 2^53
 	if err := write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
 		if d.forget(n) {
-			pc.release()
+			d.release(pc)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -283,13 +293,13 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 	case <-pc.done:
 	case <-ctx.Done():
 		if d.forget(n) {
-			pc.release() // nothing can answer it any more
+			d.release(pc) // nothing can answer it any more
 			go notifyCancelled(write, n, ctx)
 		}
 		return nil, ctx.Err()
 	}
 	resp, perr := pc.resp, pc.err
-	pc.release()
+	d.release(pc)
 	if perr != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, perr)
 	}
