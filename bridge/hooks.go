@@ -148,8 +148,9 @@ type callObs struct {
 	budget time.Duration // the deadline observe set: the call timeout, or the task timeout (tasks.go)
 }
 
-// observe starts following a call. The returned ctx is bounded by the call timeout (and by
-// Close), so BeforeCall's wait for a human counts against it; end must be called.
+// observe starts following a call. The returned ctx is bounded by the call timeout (the
+// task timeout for a call that may run as an MCP task; ob.budget says which) and by Close,
+// so BeforeCall's wait for a human counts against it; end must be called.
 func (s *Server) observe(ctx context.Context, origin Origin, method, remote string, args json.RawMessage) (context.Context, *callObs) {
 	ob := &callObs{s: s, start: time.Now(), call: Call{Origin: origin, Method: method, RemoteName: remote, Server: s, Args: args}}
 	ob.budget = s.callBudget(remote)
