@@ -278,8 +278,12 @@ func (r *taskRun) follow(ctx context.Context) (*mcp.CallToolResult, error) {
 			if err := r.expired(); err != nil {
 				return nil, err
 			}
-			if err := r.wait(ctx, r.interval(unchanged)); err != nil {
-				return nil, err
+			// A handle that says the task ended carries no outcome (extension): fetch it at
+			// once. Otherwise wait for the next poll.
+			if !(f == flavourExt && st.Status.Terminal() && !st.fromGet) {
+				if err := r.wait(ctx, r.interval(unchanged)); err != nil {
+					return nil, err
+				}
 			}
 		}
 		next, err := r.poll(ctx)
@@ -317,6 +321,9 @@ func (r *taskRun) step(ctx context.Context, st taskState, f flavour) (res *mcp.C
 		// end; completed, failed: it returns the outcome.
 		res, err := r.result2025(ctx)
 		return res, true, err
+	}
+	if st.Status.Terminal() && !st.fromGet {
+		return nil, false, nil // a handle: tasks/get carries the outcome
 	}
 	switch st.Status {
 	case TaskCompleted:
@@ -437,6 +444,7 @@ func (r *taskRun) poll(ctx context.Context) (Task, error) {
 	if err != nil {
 		return Task{}, fmt.Errorf("tasks/get: %w", err)
 	}
+	st.fromGet = true
 	if st.ID != r.id {
 		return Task{}, r.taskErr(ErrUnknownTask, fmt.Errorf("tasks/get answered about task %s", quoteCut(st.ID)))
 	}

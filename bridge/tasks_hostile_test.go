@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge"
@@ -504,4 +505,55 @@ func TestTaskInputRequiredAtCreation(t *testing.T) {
 			t.Error("the task handle did not say input_required; the test tests nothing")
 		}
 	})
+}
+
+// A task handle may already say the task ended (extension): the handle carries no outcome,
+// so the bridge fetches it with tasks/get at once.
+func TestTaskEndedAtCreation(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		work   func(context.Context, *fxTask)
+		check  func(text string, err error) bool
+	}{
+		{"completed", func(_ context.Context, tk *fxTask) { tk.complete("done early") },
+			func(text string, err error) bool { return err == nil && text == "done early" }},
+		{"failed", func(_ context.Context, tk *fxTask) { tk.fail(-32603, "boom") },
+			func(_ string, err error) bool {
+				var je *jsonrpc.Error
+				return errors.Is(err, bridge.ErrTaskFailed) && errors.As(err, &je) && je.Code == -32603
+			}},
+	} {
+		t.Run(tc.status, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fx := newTaskServer(true)
+				fx.tool("t", "required", tc.work)
+				fx.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+					return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+						res, err := next(ctx, method, req)
+						if r, ok := res.(*rawJSON); ok && method == "tools/call" {
+							time.Sleep(10 * time.Millisecond) // the work is done
+							var m map[string]any
+							_ = json.Unmarshal(r.b, &m)
+							m["status"] = tc.status
+							return raw(m), nil
+						}
+						return res, err
+					}
+				})
+				s, err := bridge.Dial(t.Context(), fx.config("fx"), quietOpts())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				start := time.Now()
+				text, err := taskTool(t, s, "t").Handler(t.Context(), nil)
+				if !tc.check(text, err) {
+					t.Errorf("Handler = %q, %v", text, err)
+				}
+				if d := time.Since(start); d > 20*time.Millisecond {
+					t.Errorf("the outcome took %s: it should be fetched at once, not after a poll interval", d)
+				}
+			})
+		})
+	}
 }

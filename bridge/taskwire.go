@@ -139,6 +139,7 @@ type wireTask struct {
 type taskState struct {
 	Task
 	pollGiven     bool            // the server gave a pollInterval (0 included)
+	fromGet       bool            // a tasks/get answer (it carries a terminal task's outcome)
 	result        json.RawMessage // extension: the inline result of a completed task
 	rpcErr        *jsonrpc.Error  // extension: the inline error of a failed task
 	inputRequests json.RawMessage // extension: the outstanding requests of input_required
