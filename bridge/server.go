@@ -42,12 +42,13 @@ type Server struct {
 	//	relistState.mu -> Server.bgMu
 	//	userTable.mu   -> Server.bgMu
 	//	Server.catMu, Server.bgMu, protocolState.mu, negotiation.mu, notifier.mu,
-	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu: leaves
+	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu, taskTable.mu, taskRun.mu:
+	//	leaves
 	//
 	// (internal/schemaguard and internal/oauth document their own, all leaves but
 	// oauth.Handler.mu -> its token sources' locks; transport's are its own.) No lock is
 	// held while calling out: not a host callback (hooks, OnStatus, OnToolsChanged,
-	// OnAppResult, OnElicitation, progress, a TokenStore, an Authorizer), not the logger
+	// OnAppResult, OnElicitation, OnTaskStatus, progress, a TokenStore, an Authorizer), not the logger
 	// (whose handler may be slow, or call back into the server), not OpenTelemetry's
 	// providers, not go-sdk, not the network. Code that must log what it found under a lock
 	// collects it (logLater) and logs after unlocking.
