@@ -106,7 +106,7 @@
 //
 //	| server          | tools | openai | openai-strict | anthropic | gemini | gemini-parameters |
 //	|-----------------|-------|--------|---------------|-----------|--------|-------------------|
-//	| everything      | 12    | 0      | 12 → 0        | 0         | 0      | 12 → 0            |
+//	| everything      | 13    | 0      | 13 → 0        | 0         | 0      | 13 → 0            |
 //	| filesystem      | 14    | 0      | 14 → 0        | 0         | 0      | 14 → 0            |
 //	| memory          | 9     | 0      | 9 → 0         | 0         | 0      | 9 → 0             |
 //	| basic-vanillajs | 1     | 0      | 1 → 0         | 0         | 0      | 1 → 0             |
