@@ -46,8 +46,12 @@
 //     at assembly while the connect timeout allows, kept compiled only when large (a compiled
 //     schema costs about 20 KB per tool) and compiled again on first use otherwise; a schema
 //     that does not compile or is over budget turns validation off for that tool, with a
-//     warning (see Hostile servers). Safe for concurrent use; ctx cancellation reaches the
-//     server.
+//     warning (see Hostile servers). Flat schemas (typed properties, required,
+//     additionalProperties false, string enums, length and item-count bounds: what most
+//     servers list) are checked by a walk over the arguments that only ever accepts; what it
+//     does not accept goes to the full validator, whose verdict and message count. Such a
+//     small schema is not compiled at assembly, only when a value fails the walk. Safe for
+//     concurrent use; ctx cancellation reaches the server.
 //   - Server, RemoteName: the connection and the tool's own name on the server.
 //   - UIResource: for MCP App tools, the ui:// resource a frontend renders
 //     (_meta.ui.resourceUri, or the deprecated flat _meta["ui/resourceUri"]).

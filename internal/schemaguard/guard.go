@@ -49,6 +49,9 @@ type Schema struct {
 	stats   schemaStats
 	maxWork int64 // per validation, worst case
 	keep    bool  // keep the schema compiled by the assembly check
+	// fast is the schema's fast form (fast.go), nil when it is outside that subset: a value
+	// it accepts is valid without compiling; a fast schema is not compiled at assembly.
+	fast *fastSchema
 
 	mu        sync.Mutex // guards the fields below
 	sch       *jsonschema.Schema
@@ -155,6 +158,7 @@ func measure(raw json.RawMessage, lim schemaLimits) *schemaEntry {
 		stats:   stats,
 		maxWork: lim.maxCost * CallWorkFactor,
 		keep:    stats.nodes > keepCompiledNodes,
+		fast:    compileFast(doc),
 	}}
 }
 
@@ -179,8 +183,10 @@ func schemaProblem(what string, overBudget bool, err error) string {
 // outlives ctx finishes in the background. Once the schema compiled, a small one is dropped
 // again (see keepCompiledNodes).
 func (l *Schema) check(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return nil // no time left: compile on first use
+	if ctx.Err() != nil || (l.fast != nil && !l.keep) {
+		// No time left, or a small schema of the fast subset (which always compiles, and
+		// is compiled only when a value fails the fast walk): compile on first use.
+		return nil
 	}
 	l.mu.Lock()
 	known := l.sch != nil || l.err != nil
@@ -257,6 +263,9 @@ func (l *Schema) Validate(ctx context.Context, inst any) error {
 	work := l.stats.cost
 	if work > 0 && nodes > l.maxWork/work {
 		return fmt.Errorf("%w: %d values against a schema of worst-case cost %d is over the work budget of %d", ErrValidationSkipped, nodes, work, l.maxWork)
+	}
+	if l.fast != nil && l.fast.accepts(inst) {
+		return nil
 	}
 	sch, err := l.get(ctx)
 	if err != nil {

@@ -1,0 +1,334 @@
+package schemaguard
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Most tool schemas are flat: an object with typed properties, a required list, perhaps
+// additionalProperties false, string enums and length bounds. For those, a value is
+// checked here by a walk over the decoded value, without jsonschema/v6 (about 11
+// allocations and most of the validation time for {"a":40,"b":2}) and without compiling
+// the schema at all until a value fails.
+//
+// The walk only ever accepts: a value it does not accept goes to jsonschema, whose verdict
+// and error message are the ones returned. So the walk must never accept a value jsonschema
+// rejects; it may reject what jsonschema accepts (it then only costs time). That is why it
+// knows few keywords and treats every other validation keyword as "not a fast schema";
+// FuzzFastAgreesWithJSONSchema checks the rule against jsonschema.
+
+// fastSchema is a schema in the subset the walk handles.
+type fastSchema struct {
+	types      uint8 // allowed JSON types (fast* bits); 0: any
+	props      map[string]*fastSchema
+	required   []string
+	noExtra    bool        // additionalProperties: false
+	items      *fastSchema // nil: any items
+	enum       []any       // strings, booleans and null only; nil: no enum
+	minLen     int         // -1: none
+	maxLen     int         // -1: none
+	minItems   int         // -1: none
+	maxItems   int         // -1: none
+	hasEnum    bool
+	anyElement bool // true or {}: accepts everything
+}
+
+// JSON types, as bits of fastSchema.types.
+const (
+	fastNull uint8 = 1 << iota
+	fastBool
+	fastObject
+	fastArray
+	fastNumber
+	fastInteger
+	fastString
+)
+
+var fastTypeNames = map[string]uint8{
+	"null": fastNull, "boolean": fastBool, "object": fastObject, "array": fastArray,
+	"number": fastNumber, "integer": fastInteger, "string": fastString,
+}
+
+// fastDrafts are the $schema values the subset allows: its keywords mean the same in each.
+var fastDrafts = map[string]bool{
+	"https://json-schema.org/draft/2020-12/schema":  true,
+	"https://json-schema.org/draft/2019-09/schema":  true,
+	"http://json-schema.org/draft-07/schema#":       true,
+	"http://json-schema.org/draft-07/schema":        true,
+	"http://json-schema.org/draft-06/schema#":       true,
+	"http://json-schema.org/draft-04/schema#":       true,
+	"https://json-schema.org/draft/2020-12/schema#": true,
+}
+
+// fastAnnotations are keywords that never affect validation.
+var fastAnnotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true,
+}
+
+// maxFastDepth bounds the nesting of a fast schema.
+const maxFastDepth = 8
+
+// compileFast returns the fast form of a decoded schema document (jsonschema.UnmarshalJSON's
+// value), or nil when it is outside the subset.
+func compileFast(doc any) *fastSchema {
+	draft4 := false
+	if m, ok := doc.(map[string]any); ok {
+		draft4 = m["$schema"] == "http://json-schema.org/draft-04/schema#"
+	}
+	return fastFrom(doc, 0, true, draft4)
+}
+
+func fastFrom(doc any, depth int, root, draft4 bool) *fastSchema {
+	if depth > maxFastDepth {
+		return nil
+	}
+	if b, ok := doc.(bool); ok {
+		if b {
+			return &fastSchema{anyElement: true}
+		}
+		return nil
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	f := &fastSchema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+	if len(m) == 0 {
+		f.anyElement = true
+		return f
+	}
+	for k, v := range m {
+		switch {
+		case fastAnnotations[k] || strings.HasPrefix(k, "x-"):
+		case k == "$schema":
+			s, ok := v.(string)
+			if !root || !ok || !fastDrafts[s] {
+				return nil
+			}
+		case k == "type":
+			t, ok := fastTypes(v)
+			if !ok {
+				return nil
+			}
+			f.types = t
+		case k == "properties":
+			pm, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			f.props = make(map[string]*fastSchema, len(pm))
+			for name, ps := range pm {
+				p := fastFrom(ps, depth+1, false, draft4)
+				if p == nil {
+					return nil
+				}
+				f.props[name] = p
+			}
+		case k == "required":
+			arr, ok := v.([]any)
+			if !ok || (draft4 && len(arr) == 0) { // draft 4 wants at least one
+				return nil
+			}
+			for _, r := range arr {
+				s, ok := r.(string)
+				if !ok || slices.Contains(f.required, s) { // the meta-schemas want them unique
+					return nil
+				}
+				f.required = append(f.required, s)
+			}
+		case k == "additionalProperties":
+			switch a := v.(type) {
+			case bool:
+				f.noExtra = !a
+			case map[string]any:
+				if len(a) != 0 {
+					return nil
+				}
+			default:
+				return nil
+			}
+		case k == "items":
+			if _, isArr := v.([]any); isArr {
+				return nil // a tuple in drafts before 2020-12
+			}
+			it := fastFrom(v, depth+1, false, draft4)
+			if it == nil {
+				return nil
+			}
+			if !it.anyElement {
+				f.items = it
+			}
+		case k == "enum":
+			arr, ok := v.([]any)
+			if !ok || len(arr) == 0 {
+				return nil
+			}
+			for i, e := range arr {
+				switch e.(type) {
+				case string, bool, nil:
+				default:
+					return nil
+				}
+				if slices.Contains(arr[:i], e) { // draft 4 wants them unique
+					return nil
+				}
+			}
+			f.enum, f.hasEnum = arr, true
+		case k == "minLength", k == "maxLength", k == "minItems", k == "maxItems":
+			n, ok := fastCount(v)
+			if !ok {
+				return nil
+			}
+			switch k {
+			case "minLength":
+				f.minLen = n
+			case "maxLength":
+				f.maxLen = n
+			case "minItems":
+				f.minItems = n
+			default:
+				f.maxItems = n
+			}
+		default:
+			return nil
+		}
+	}
+	return f
+}
+
+// fastTypes decodes a type keyword: a type name or a non-empty array of distinct ones.
+func fastTypes(v any) (uint8, bool) {
+	switch t := v.(type) {
+	case string:
+		b, ok := fastTypeNames[t]
+		return b, ok
+	case []any:
+		var bits uint8
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return 0, false
+			}
+			b, ok := fastTypeNames[s]
+			if !ok || bits&b != 0 {
+				return 0, false
+			}
+			bits |= b
+		}
+		return bits, bits != 0
+	}
+	return 0, false
+}
+
+// fastCount decodes a non-negative integer keyword value (written without a fraction or
+// exponent).
+func fastCount(v any) (int, bool) {
+	n, ok := v.(json.Number)
+	if !ok || strings.ContainsAny(string(n), ".eE-") {
+		return 0, false
+	}
+	i, err := n.Int64()
+	if err != nil || i > math.MaxInt32 {
+		return 0, false
+	}
+	return int(i), true
+}
+
+// accepts reports whether v (a value of DecodeArgs or ToValue) certainly matches the schema.
+// false means "ask jsonschema".
+func (f *fastSchema) accepts(v any) bool {
+	if f.anyElement {
+		return true
+	}
+	var kind uint8
+	switch x := v.(type) {
+	case nil:
+		kind = fastNull
+	case bool:
+		kind = fastBool
+	case string:
+		kind = fastString
+		if f.minLen >= 0 || f.maxLen >= 0 {
+			n := utf8.RuneCountInString(x)
+			if (f.minLen >= 0 && n < f.minLen) || (f.maxLen >= 0 && n > f.maxLen) {
+				return false
+			}
+		}
+	case json.Number:
+		kind = fastNumber
+		if !strings.ContainsAny(string(x), ".eE") {
+			kind |= fastInteger
+		}
+	case map[string]any:
+		kind = fastObject
+		if !f.acceptsObject(x) {
+			return false
+		}
+	case []any:
+		kind = fastArray
+		if (f.minItems >= 0 && len(x) < f.minItems) || (f.maxItems >= 0 && len(x) > f.maxItems) {
+			return false
+		}
+		if f.items != nil {
+			for _, e := range x {
+				if !f.items.accepts(e) {
+					return false
+				}
+			}
+		}
+	default:
+		return false
+	}
+	if f.types != 0 && f.types&kind == 0 {
+		return false
+	}
+	if f.hasEnum {
+		return fastInEnum(f.enum, v)
+	}
+	return true
+}
+
+func (f *fastSchema) acceptsObject(m map[string]any) bool {
+	for _, r := range f.required {
+		if _, ok := m[r]; !ok {
+			return false
+		}
+	}
+	for k, val := range m {
+		p := f.props[k]
+		if p == nil {
+			if f.noExtra {
+				return false
+			}
+			continue
+		}
+		if !p.accepts(val) {
+			return false
+		}
+	}
+	return true
+}
+
+func fastInEnum(enum []any, v any) bool {
+	for _, e := range enum {
+		switch x := e.(type) {
+		case string:
+			if s, ok := v.(string); ok && s == x {
+				return true
+			}
+		case bool:
+			if b, ok := v.(bool); ok && b == x {
+				return true
+			}
+		case nil:
+			if v == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
