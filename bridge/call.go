@@ -15,8 +15,10 @@ import (
 // toolCall is one tool call on its way through call.
 type toolCall struct {
 	origin Origin
-	remote string          // the tool's name on the server; "" for an exposed tool
-	args   json.RawMessage // as the caller gave them
+	// textOnly: the caller uses only the text (a Tool's Handler), never the result.
+	textOnly bool
+	remote   string          // the tool's name on the server; "" for an exposed tool
+	args     json.RawMessage // as the caller gave them
 	// A tool exposing the server's resources or prompts (ServerConfig.Expose): what it
 	// does, its model-visible name, its argument schema and its annotations (the Tool's).
 	// nil for the server's own tools.
@@ -163,7 +165,10 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 	if c.exposed != nil {
 		r.res, err = s.sendExposed(ctx, c.exposed, in)
 	} else {
-		r.res, err = s.send(ctx, rt, r.args, bounded)
+		// A Handler uses only the text, read once from the result: the result's _meta may
+		// be the connection's shared copy, unless a hook or OnAppResult sees the result.
+		shared := c.textOnly && ob == nil && (rt.ui.ResourceURI == "" || s.opts.OnAppResult == nil)
+		r.res, err = s.send(ctx, rt, r.args, bounded, shared)
 	}
 	if err != nil {
 		return r, err
@@ -230,7 +235,14 @@ func (r *callResult) outcome(o Origin) (size int, isError bool) {
 	return len(r.text), false
 }
 
-// invoke is a model's call of the server's tool remote: a Tool's Handler and Tool.Invoke.
+// handle is a Tool's Handler: a model's call of the server's tool remote, of which the
+// caller gets only the text.
+func (s *Server) handle(ctx context.Context, remote string, args json.RawMessage) (string, error) {
+	r, err := s.call(ctx, &toolCall{origin: OriginHandler, textOnly: true, remote: remote, args: args})
+	return r.text, err
+}
+
+// invoke is a model's call of the server's tool remote: Tool.Invoke.
 func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage) (Invocation, error) {
 	r, err := s.call(ctx, &toolCall{origin: OriginHandler, remote: remote, args: args})
 	return Invocation{Args: r.args, Result: r.res, Text: r.text}, err

@@ -44,15 +44,20 @@ func (p *callPath) choose(sess *session) (bool, string) {
 
 // callOn makes one tools/call with params on sess. A result that asks for input (protocol
 // 2026-07-28) continues in go-sdk's multi-round-trip loop, which answers the requests
-// through the client's handlers (OnElicitation) and retries with the responses.
-func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+// through the client's handlers (OnElicitation) and retries with the responses. tap, when
+// not nil, follows the call on either path (a call that may become a task, taskrun.go);
+// shared: the caller only reads the result's text (transport.CallOptions.SharedMeta).
+func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, tap *transport.Tap, shared bool) (*mcp.CallToolResult, error) {
 	direct, protocol := sess.path.choose(sess)
 	if !direct {
 		s.paths.sdk.Add(1)
+		if tap != nil {
+			ctx = transport.WithTap(ctx, tap)
+		}
 		return sess.cs.CallTool(ctx, params)
 	}
 	s.paths.direct.Add(1)
-	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema}
+	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared}
 	if progressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 			s.progress.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
@@ -60,7 +65,7 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 	}
 	res, err := sess.conn.CallTool(ctx, params, &opts)
 	if err != nil {
-		return s.continueCall(ctx, sess, params, err)
+		return s.continueCall(ctx, sess, params, tap, err)
 	}
 	return res, nil
 }
@@ -68,10 +73,14 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 // continueCall finishes a direct call that ended in err: a result asking for input goes on
 // through go-sdk's loop; any other err is returned. (Apart from callOn so that errors.As's
 // target does not move to the heap on every call.)
-func (s *Server) continueCall(ctx context.Context, sess *session, params *mcp.CallToolParams, err error) (*mcp.CallToolResult, error) {
+func (s *Server) continueCall(ctx context.Context, sess *session, params *mcp.CallToolParams, tap *transport.Tap, err error) (*mcp.CallToolResult, error) {
 	var ir *transport.InputRequiredError
 	if errors.As(err, &ir) {
-		return sess.cs.CallTool(ir.Continue(ctx), params)
+		cctx := ir.Continue(ctx)
+		if tap != nil {
+			cctx = transport.WithTap(cctx, tap)
+		}
+		return sess.cs.CallTool(cctx, params)
 	}
 	return nil, err
 }

@@ -357,8 +357,7 @@ func (s *Server) tool(name string, rt *remoteTool) Tool {
 	}
 	remote := rt.name
 	t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
-		inv, err := s.invoke(ctx, remote, args)
-		return inv.Text, err
+		return s.handle(ctx, remote, args)
 	}
 	return t
 }

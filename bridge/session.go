@@ -99,8 +99,9 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 // send is a call's tools/call on the live session (see do: redial, retry rules, the call
 // timeout and Close), with WithCallMeta's _meta and the trace context, the session in the
 // span, and a progress token when the caller asked for progress. bounded says ctx is
-// already bounded by the call timeout and Close (see doBounded).
-func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded bool) (*mcp.CallToolResult, error) {
+// already bounded by the call timeout and Close (see doBounded); shared says only the
+// result's text is used (transport.CallOptions.SharedMeta).
+func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded, shared bool) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)
 	err := s.doBounded(ctx, bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
@@ -118,7 +119,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 			params.SetProgressToken(tok)
 		}
 		var err error
-		res, task, err = s.sendCall(ctx, sess, rt, params, false)
+		res, task, err = s.sendCall(ctx, sess, rt, params, false, shared)
 		return err
 	})
 	if err == nil && task != nil {

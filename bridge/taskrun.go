@@ -736,7 +736,7 @@ func (s *Server) startTask(ctx context.Context, rt *remoteTool, args json.RawMes
 			params.Meta = meta
 		}
 		var err error
-		res, run, err = s.sendCall(ctx, sess, rt, params, true)
+		res, run, err = s.sendCall(ctx, sess, rt, params, true, false)
 		return err
 	})
 	if err != nil {
@@ -754,20 +754,20 @@ func (s *Server) startTask(ctx context.Context, rt *remoteTool, args json.RawMes
 	return t, nil
 }
 
-// sendCall sends one tools/call on sess: directly or through go-sdk as usual (callOn), or,
-// when the call may become a task, through go-sdk with a tap that keeps a task handle (the
-// direct path reads results itself and refuses a resultType it does not know). It returns the
-// result, or the task the server created instead. force (StartTask) asks for a task.
-func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, force bool) (*mcp.CallToolResult, *taskRun, error) {
+// sendCall sends one tools/call on sess, directly or through go-sdk (callOn); when the call
+// may become a task, with a tap that adds the task member (2025-11-25) and keeps a task
+// handle instead of decoding it, on either path. It returns the result, or the task the
+// server created instead. force (StartTask) asks for a task; shared: only the result's text
+// is used (transport.CallOptions.SharedMeta).
+func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
 	tap, err := s.taskTap(sess, rt, force)
 	if err != nil {
 		return nil, nil, err
 	}
+	res, err := s.callOn(ctx, sess, rt, params, tap, shared) // callpath.go: direct or through go-sdk
 	if tap == nil {
-		res, err := s.callOn(ctx, sess, rt, params) // callpath.go: direct or through go-sdk
 		return res, nil, err
 	}
-	res, err := sess.cs.CallTool(transport.WithTap(ctx, tap), params)
 	tap.Done()
 	raw := tap.Result()
 	if raw == nil {

@@ -113,6 +113,11 @@ func TestTaskLifecycle(t *testing.T) {
 				if want := `report on {"topic":"go"}`; text != want {
 					t.Errorf("text = %q, want %q", text, want)
 				}
+				// A call that may become a task takes the direct path like any other: the
+				// handle is kept by the call's tap there (not a detour through go-sdk).
+				if direct, sdk := s.CallPaths(); direct != 1 || sdk != 0 {
+					t.Errorf("tools/call paths: %d direct, %d through go-sdk; want the direct path", direct, sdk)
+				}
 				// Two steps of 1.2s, polled every second (the server's pollInterval): done at 3s.
 				if d := time.Since(start); d != 3*time.Second {
 					t.Errorf("the call took %s, want 3s (polls every 1s)", d)

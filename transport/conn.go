@@ -74,6 +74,7 @@ type Conn struct {
 	httpIDs     atomic.Int64   // JSON-RPC IDs of direct Streamable HTTP calls (counting down)
 	bindings    schemaBindings // x-mcp-header markers by tool (paramheaders.go)
 	meta        metaCache      // the last result _meta decoded (direct.go)
+	sharedMeta  metaCache      // the same, for callers that only read it (CallOptions.SharedMeta)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -100,6 +101,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		grace:  s.Grace,
 		logger: s.Logger,
 	}
+	c.sharedMeta.shared = true
 	if c.grace <= 0 {
 		c.grace = DefaultGrace
 	}

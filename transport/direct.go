@@ -42,6 +42,15 @@ type CallOptions struct {
 	// sends on the call's own response stream. On other transports they reach go-sdk's
 	// session like every notification.
 	OnProgress func(*mcp.ProgressNotificationParams)
+	// Tap, when set, follows this call as a Tap on the context follows go-sdk's requests:
+	// its Param member is added to the request, and a result its Keep accepts is kept in
+	// it (Tap.Result) instead of being decoded: CallTool then returns an empty result.
+	// (A task handle: the MCP tasks extension answers any tools/call with one.)
+	Tap *Tap
+	// SharedMeta says the caller only reads the result's _meta and does not keep it: the
+	// decoded _meta (the same on most results of a server) may then be the one shared with
+	// other results of the connection instead of a copy.
+	SharedMeta bool
 }
 
 // modern reports whether o asks for protocol 2026-07-28 or later.
@@ -98,6 +107,12 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOp
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
 	}
+	tap := opts.tap()
+	if tap != nil && tap.Param != "" {
+		if params, err = setMember(params, tap.Param, tap.Value); err != nil {
+			return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
+		}
+	}
 	var raw json.RawMessage
 	if c.kind == KindHTTP {
 		raw, err = c.httpCall(ctx, params, p, opts)
@@ -110,7 +125,17 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOp
 	if err != nil {
 		return nil, err
 	}
-	res, err := decodeCallResult(raw, modern, &c.meta)
+	if tap != nil {
+		tap.offer(raw)
+		if tap.Result() != nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
+		}
+	}
+	mc := &c.meta
+	if opts != nil && opts.SharedMeta {
+		mc = &c.sharedMeta
+	}
+	res, err := decodeCallResult(raw, modern, mc)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
@@ -118,6 +143,13 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOp
 		return nil, &InputRequiredError{Result: res, raw: raw, env: c.pingParams(opts)}
 	}
 	return res, nil
+}
+
+func (o *CallOptions) tap() *Tap {
+	if o == nil || o.Tap == nil || o.Tap.Method != "tools/call" {
+		return nil
+	}
+	return o.Tap
 }
 
 func optsProtocol(o *CallOptions) string {
@@ -560,11 +592,14 @@ func textBlock(item []byte, mc *metaCache) (*mcp.TextContent, bool) {
 // far cheaper than decoding it again.
 type metaCache struct {
 	last atomic.Pointer[cachedMeta]
+	// shared: decode hands out the cached value itself (CallOptions.SharedMeta's callers
+	// only read it); otherwise copies.
+	shared bool
 }
 
 type cachedMeta struct {
 	raw []byte
-	m   mcp.Meta // never handed out; callers get copies
+	m   mcp.Meta // handed out only by a shared cache; others hand out copies
 }
 
 // maxCachedMeta bounds the _meta kept by a metaCache.
@@ -574,6 +609,9 @@ const maxCachedMeta = 1 << 10
 func (mc *metaCache) decode(raw []byte) (mcp.Meta, bool) {
 	if mc != nil {
 		if c := mc.last.Load(); c != nil && bytes.Equal(c.raw, raw) {
+			if mc.shared {
+				return c.m, true
+			}
 			return copyMeta(c.m), true
 		}
 	}
@@ -582,7 +620,11 @@ func (mc *metaCache) decode(raw []byte) (mcp.Meta, bool) {
 		return nil, false
 	}
 	if mc != nil && len(raw) <= maxCachedMeta {
-		mc.last.Store(&cachedMeta{raw: bytes.Clone(raw), m: copyMeta(m)})
+		kept := m
+		if !mc.shared {
+			kept = copyMeta(m)
+		}
+		mc.last.Store(&cachedMeta{raw: bytes.Clone(raw), m: kept})
 	}
 	return m, true
 }

@@ -84,6 +84,12 @@ func compareToolResult(t *testing.T, raw []byte) {
 	if again, aerr := decodeCallResult(raw, true, mc); (aerr != nil) != (merr != nil) || !reflect.DeepEqual(again, modern) {
 		t.Fatalf("%s: a second decode (cached _meta) differs: %#v, %v", raw, again, aerr)
 	}
+	sm := &metaCache{shared: true}
+	shared, serr := decodeCallResult(raw, true, sm)
+	if again, aerr := decodeCallResult(raw, true, sm); (serr != nil) != (merr != nil) || (aerr != nil) != (merr != nil) ||
+		!reflect.DeepEqual(shared, modern) || !reflect.DeepEqual(again, modern) {
+		t.Fatalf("%s: the shared cache decodes differently: %#v, %v", raw, shared, serr)
+	}
 	var rt string
 	forMembers(raw, func(k string, v []byte) bool {
 		if k == "resultType" {
@@ -101,6 +107,32 @@ func compareToolResult(t *testing.T, raw []byte) {
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(want)
 		t.Fatalf("%s:\n got  %s %#v\n want %s %#v", raw, g, got, w, want)
+	}
+}
+
+// TestMetaCacheSharing: a shared cache hands out the one decoded _meta (its callers only
+// read it); a private one hands out copies, so a caller's change reaches nobody else.
+func TestMetaCacheSharing(t *testing.T) {
+	raw := []byte(`{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
+	for _, shared := range []bool{false, true} {
+		mc := &metaCache{shared: shared}
+		a, ok1 := mc.decode(raw)
+		b, ok2 := mc.decode(raw)
+		c, ok3 := mc.decode(raw)
+		if !ok1 || !ok2 || !ok3 {
+			t.Fatal("decode failed")
+		}
+		same := reflect.ValueOf(b).Pointer() == reflect.ValueOf(c).Pointer()
+		if same != shared {
+			t.Errorf("shared %v: two cached decodes are the same map: %v", shared, same)
+		}
+		if !shared {
+			a["x"] = 1
+			b["io.modelcontextprotocol/serverInfo"].(map[string]any)["name"] = "changed"
+			if d, _ := mc.decode(raw); d["x"] != nil || d["io.modelcontextprotocol/serverInfo"].(map[string]any)["name"] != "s" {
+				t.Errorf("a caller's change reached the cache: %v", d)
+			}
+		}
 	}
 }
 
