@@ -1,0 +1,323 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/redisstore"
+	"github.com/ttalk/mcpbridge/internal/oauthtest"
+)
+
+// startRedis runs redis-server on a free loopback port in a temp dir, without persistence,
+// until the test ends, and returns its address. Without redis-server the test is skipped,
+// or fails under CI=true (.ci/run installs Debian's redis-server).
+func startRedis(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server is not installed (.ci/run installs Debian's redis-server)")
+		}
+		t.Skip("redis-server is not installed: the replicas share their grants through Redis")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var out syncBuffer
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for c.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not answer: %s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return addr
+}
+
+// buildReplica builds testdata/replica into a temp dir.
+func buildReplica(t testing.TB) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no go command to build testdata/replica: %v", err)
+		}
+		t.Skipf("no go command to build testdata/replica: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "replica")
+	if runtime.GOOS == "windows" {
+		out += ".exe"
+	}
+	if msg, err := exec.Command(goBin, "build", "-o", out, "./testdata/replica").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/replica: %v\n%s", err, msg)
+	}
+	return out
+}
+
+// replica is a running testdata/replica process.
+type replica struct {
+	name    string
+	in      io.WriteCloser
+	replies chan replicaReply
+	stderr  *syncBuffer
+}
+
+type replicaReply struct {
+	Ready  bool     `json:"ready"`
+	OK     int      `json:"ok"`
+	URL    string   `json:"url"`
+	Errors []string `json:"errors"`
+}
+
+// replicaKey is the AES key the test and its replicas share.
+var replicaKey = bytes.Repeat([]byte{7}, 32)
+
+// startReplica starts a replica of the web host; it is killed when the test ends.
+func startReplica(t *testing.T, bin, name, redisAddr, mcpURL string, extra ...string) *replica {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-redis", redisAddr, "-url", mcpURL}, extra...)...)
+	cmd.Env = append(os.Environ(), "MCPBRIDGE_REPLICA_KEY="+hex.EncodeToString(replicaKey))
+	r := &replica{name: name, replies: make(chan replicaReply, 1), stderr: &syncBuffer{}}
+	cmd.Stderr = r.stderr
+	var err error
+	if r.in, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = r.in.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		defer close(r.replies)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var rep replicaReply
+			if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
+				rep.Errors = []string{fmt.Sprintf("not a reply: %q", sc.Text())}
+			}
+			r.replies <- rep
+		}
+	}()
+	if rep := r.await(t, 60*time.Second); !rep.Ready {
+		t.Fatalf("%s did not start: %v\n%s", name, rep.Errors, r.stderr.String())
+	}
+	return r
+}
+
+// send writes a command; await reads the next reply.
+func (r *replica) send(t *testing.T, cmd map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(cmd)
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		t.Fatalf("%s: %v\n%s", r.name, err, r.stderr.String())
+	}
+}
+
+func (r *replica) await(t *testing.T, within time.Duration) replicaReply {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	select {
+	case rep, ok := <-r.replies:
+		if !ok {
+			t.Fatalf("%s exited:\n%s", r.name, r.stderr.String())
+		}
+		return rep
+	case <-timer.C:
+		t.Fatalf("%s: no reply within %s:\n%s", r.name, within, r.stderr.String())
+	}
+	return replicaReply{}
+}
+
+// replicaFixture is a Redis server, an OAuth-protected Streamable HTTP server whose
+// refresh tokens rotate (oauthtest: it counts refresh tokens spent twice and, with
+// UserTool, requests carrying another user's token) and the test's own view of the store.
+type replicaFixture struct {
+	redis string
+	as    *oauthtest.Server
+	wrong *atomic.Int64
+	store *redisstore.Store
+	rdb   *redis.Client
+	bin   string
+}
+
+func newReplicaFixture(t *testing.T) *replicaFixture {
+	t.Helper()
+	f := &replicaFixture{redis: startRedis(t), wrong: &atomic.Int64{}}
+	f.bin = buildReplica(t)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, f.wrong)
+	f.as = oauthtest.New(srv)
+	t.Cleanup(f.as.Close)
+	f.as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	f.rdb = redis.NewClient(&redis.Options{Addr: f.redis})
+	t.Cleanup(func() { _ = f.rdb.Close() })
+	var err error
+	f.store, err = redisstore.New(redisstore.Options{Client: f.rdb, Keys: map[string][]byte{"k1": replicaKey}, Current: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// expireTogether rewrites every grant in the store to expire at the same instant, at,
+// and makes the server refuse every access token it issued.
+func (f *replicaFixture) expireTogether(t *testing.T, at time.Time) int {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := f.rdb.Keys(ctx, "mcpbridge:t:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		k = strings.TrimPrefix(k, "mcpbridge:t:")
+		g, err := f.store.LoadToken(ctx, k)
+		if err != nil || g == nil || g.Token == nil {
+			t.Fatalf("grant %s: %+v, %v", k, g, err)
+		}
+		g.Token.Expiry = at
+		if err := f.store.SaveToken(ctx, k, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.as.ExpireAll()
+	return len(keys)
+}
+
+// noTokens fails if any token, refresh token or code the server issued is in text.
+func (f *replicaFixture) noTokens(t *testing.T, what, text string) {
+	t.Helper()
+	for _, tok := range f.as.Issued() {
+		if strings.Contains(text, tok) {
+			t.Errorf("%s holds an issued token or code", what)
+			return
+		}
+	}
+}
+
+func replicaUsers(n int) []string {
+	users := make([]string, n)
+	for i := range users {
+		users[i] = fmt.Sprintf("user-%02d", i)
+	}
+	users[n-1] = "odd \x00\xff\"bytes/é" // any bytes are a valid user ID
+	return users
+}
+
+// TestReplicasNeverDoubleSpend: two replica processes of a web host share their users'
+// grants through Redis (bridge/redisstore). The grants are seeded to expire at the same
+// instant; then every user calls through both replicas at once, for several rounds, each
+// round after the server refused every access token (as a synchronized expiry does).
+// Every call succeeds, no rotating refresh token is spent twice, no request carries
+// another user's token, and each expiry costs exactly one refresh per user.
+func TestReplicasNeverDoubleSpend(t *testing.T) {
+	f := newReplicaFixture(t)
+	const n, each, rounds = 12, 3, 3
+	users := replicaUsers(n)
+
+	// The users' web logins, through a replica of this process that then goes away.
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	login, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: f.as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+		&bridge.Options{TokenStore: f.store, Logger: slog.New(slog.DiscardHandler), Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback"}})
+	if err != nil || len(login.Failed()) > 0 {
+		t.Fatalf("connect: %v %v", err, login.Failed())
+	}
+	for _, u := range users {
+		url, err := login.StartLogin(ctx, u, "svc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := oauthtest.Consent(ctx, url, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := login.CompleteLogin(ctx, u, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := login.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.expireTogether(t, time.Now().Add(-time.Second)); got != n {
+		t.Fatalf("%d grants stored for %d users", got, n)
+	}
+	before := f.as.Count("refresh_token")
+
+	a := startReplica(t, f.bin, "replica A", f.redis, f.as.URL())
+	b := startReplica(t, f.bin, "replica B", f.redis, f.as.URL())
+	hexUsers := make([]string, n)
+	for i, u := range users {
+		hexUsers[i] = oauthtest.UserArg(u)
+	}
+	for round := range rounds {
+		if round > 0 {
+			f.as.ExpireAll()
+		}
+		for _, r := range []*replica{a, b} {
+			r.send(t, map[string]any{"op": "calls", "users": hexUsers, "each": each})
+		}
+		for _, r := range []*replica{a, b} {
+			rep := r.await(t, 90*time.Second)
+			if rep.OK != n*each || len(rep.Errors) > 0 {
+				t.Errorf("round %d, %s: %d of %d calls succeeded: %q", round, r.name, rep.OK, n*each, rep.Errors)
+			}
+		}
+	}
+	if d := f.as.DoubleSpent(); d != 0 {
+		t.Errorf("%d refresh tokens were spent twice", d)
+	}
+	if w := f.wrong.Load(); w != 0 {
+		t.Errorf("%d requests carried another user's token (or none)", w)
+	}
+	if got := f.as.Count("refresh_token") - before; got != rounds*n {
+		t.Errorf("%d refreshes for %d users over %d synchronized expiries, want one per user and expiry", got, n, rounds)
+	}
+	for _, r := range []*replica{a, b} {
+		f.noTokens(t, r.name+"'s log", r.stderr.String())
+	}
+}
