@@ -467,7 +467,11 @@
 // on Redis: encrypted at rest, keys rotated by ID): a grant is refreshed only under its lock,
 // after reading it again, so two replicas never both spend a rotating refresh token, and
 // refreshes are spread by UserOptions.RefreshJitter. A login's flow lives in the replica
-// that started it: route the callback there (or keep logins on one replica).
+// that started it; when the TokenStore is also a LoginRelay (bridge/redisstore is), the web
+// app's callback may reach any replica: Set.CompleteLogin relays it to the replica holding
+// the flow and returns that replica's outcome. The relay knows a login by a hash of its
+// state, for UserOptions.LoginTimeout at most; it waits a bounded time for the outcome.
+// integration's replica tests run two replica processes on a real redis-server.
 //
 // Example_users is a web host serving several users against the local test servers.
 //

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +21,10 @@ import (
 // bound to the user and the server, goes back to the web app; the web app's OAuth callback
 // hands the redirect's query to CompleteLogin, which gives the flow its code and waits for
 // the token exchange. A flow waits at most UserOptions.LoginTimeout, and flows are bounded
-// in number (UserOptions.MaxLoginFlows). Flows live in the process that started them: a
-// fleet of replicas routes the callback to the replica that started the flow (or keeps
-// logins on one replica); the grant itself is in the shared TokenStore.
+// in number (UserOptions.MaxLoginFlows). Flows live in the process that started them; with
+// a TokenStore that is a LoginRelay (bridge/redisstore), the callback may reach any replica:
+// Set.CompleteLogin relays it to the replica that holds the flow and returns its outcome.
+// The grant itself is in the shared TokenStore.
 
 // ErrLoginUnknown is wrapped by CompleteLogin's error for a state that no login is waiting
 // for: never started here, already completed, or expired.
@@ -38,6 +41,46 @@ type loginFlow struct {
 }
 
 type loginCtxKey struct{}
+
+// LoginRelay is a TokenStore shared by the replicas of a web host that also carries a
+// login's callback to the replica whose flow waits for it, so that the web app's OAuth
+// callback may land on any replica (Set.CompleteLogin). bridge/redisstore is one.
+// Implementations see a hash of the login's state, never the state itself, and must not
+// put the callback's query (its code) in errors or logs.
+type LoginRelay interface {
+	TokenStore
+	// HoldLogin announces, for at most ttl, that this process waits for the callback of
+	// the login whose ID is id, and hands each callback another process relays for it
+	// (RelayLogin) to complete, sending complete's error back. release withdraws the
+	// announcement. ctx bounds HoldLogin itself.
+	HoldLogin(ctx context.Context, id string, ttl time.Duration, complete func(ctx context.Context, user string, query url.Values) error) (release func(), err error)
+	// RelayLogin hands a callback (the user of the web app's session and the redirect's
+	// query) to the process holding the login id and returns complete's outcome there:
+	// nil once the user's grant is stored; an error wrapping ErrLoginUnknown when no
+	// process holds the login (never started, already completed, expired). Its wait is
+	// bounded, within ctx.
+	RelayLogin(ctx context.Context, id, user string, query url.Values) error
+}
+
+// loginID is what a LoginRelay knows a login by: a hash of its state.
+func loginID(state string) string {
+	sum := sha256.Sum256([]byte("mcpbridge login\x00" + state))
+	return hex.EncodeToString(sum[:])
+}
+
+// relayedQuery is the part of a callback's query a login uses, bounded.
+func relayedQuery(q url.Values) url.Values {
+	out := url.Values{}
+	for _, k := range []string{"code", "state", "iss", "error", "error_description"} {
+		if v := q.Get(k); v != "" {
+			if len(v) > maxCallbackValue {
+				v = v[:maxCallbackValue+1] // still too long: refused where the flow is
+			}
+			out.Set(k, v)
+		}
+	}
+	return out
+}
 
 func (o *UserOptions) loginTimeout() time.Duration {
 	if o == nil || o.LoginTimeout <= 0 {
@@ -164,6 +207,18 @@ func (s *Server) fetchLogin(ctx context.Context, args *auth.AuthorizationArgs) (
 		delete(s.users.flows, state)
 		s.users.mu.Unlock()
 	}()
+	if relay, ok := s.opts.TokenStore.(LoginRelay); ok {
+		// Announced before the URL is handed out, so that no callback can come first.
+		ttl := s.opts.Users.loginTimeout()
+		if d, ok := ctx.Deadline(); ok {
+			ttl = time.Until(d)
+		}
+		release, err := relay.HoldLogin(ctx, loginID(state), ttl, s.CompleteLogin)
+		if err != nil {
+			return nil, fmt.Errorf("announcing the login to the other replicas: %w", err)
+		}
+		defer release()
+	}
 	select {
 	case f.urlc <- args.URL:
 	default:
@@ -242,9 +297,12 @@ func (set *Set) StartLogin(ctx context.Context, user, serverID string) (string, 
 }
 
 // CompleteLogin is Server.CompleteLogin on the server whose login waits for the query's
-// state.
+// state. When no login of this Set waits for it and the TokenStore is a LoginRelay, the
+// callback is relayed to the replica whose login does, and its outcome returned (an error
+// from there comes back as text).
 func (set *Set) CompleteLogin(ctx context.Context, user string, query url.Values) error {
 	state := query.Get("state")
+	var relay LoginRelay
 	for _, s := range set.Servers() {
 		s.users.mu.Lock()
 		_, ok := s.users.flows[state]
@@ -252,6 +310,18 @@ func (set *Set) CompleteLogin(ctx context.Context, user string, query url.Values
 		if ok {
 			return s.CompleteLogin(ctx, user, query)
 		}
+		if r, ok := s.opts.TokenStore.(LoginRelay); ok && s.perUser() {
+			relay = r
+		}
 	}
-	return fmt.Errorf("login: %w", ErrLoginUnknown)
+	if relay == nil || state == "" || len(state) > maxCallbackValue {
+		return fmt.Errorf("login: %w", ErrLoginUnknown)
+	}
+	if err := ValidateUserID(user); err != nil {
+		return err
+	}
+	if err := relay.RelayLogin(ctx, loginID(state), user, relayedQuery(query)); err != nil {
+		return fmt.Errorf("login, relayed to the replica that started it: %w", err)
+	}
+	return nil
 }

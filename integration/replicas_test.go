@@ -321,3 +321,48 @@ func TestReplicasNeverDoubleSpend(t *testing.T) {
 		f.noTokens(t, r.name+"'s log", r.stderr.String())
 	}
 }
+
+// TestReplicasLoginAnywhere: a user's login starts on one replica process and the web
+// app's callback lands on the other (the login relay of bridge/redisstore); the user's
+// next calls work on both.
+func TestReplicasLoginAnywhere(t *testing.T) {
+	f := newReplicaFixture(t)
+	a := startReplica(t, f.bin, "replica A", f.redis, f.as.URL())
+	b := startReplica(t, f.bin, "replica B", f.redis, f.as.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	users := replicaUsers(4)
+	hexUsers := make([]string, len(users))
+	for i, u := range users {
+		hexUsers[i] = oauthtest.UserArg(u)
+		starts, ends := a, b
+		if i%2 == 1 {
+			starts, ends = b, a
+		}
+		starts.send(t, map[string]any{"op": "login", "user": hexUsers[i]})
+		rep := starts.await(t, 60*time.Second)
+		if rep.URL == "" {
+			t.Fatalf("login of %q on %s: %q", u, starts.name, rep.Errors)
+		}
+		q, err := oauthtest.Consent(ctx, rep.URL, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends.send(t, map[string]any{"op": "complete", "user": hexUsers[i], "query": q.Encode()})
+		if rep := ends.await(t, 60*time.Second); len(rep.Errors) > 0 {
+			t.Fatalf("callback of %q's login on %s: %q", u, ends.name, rep.Errors)
+		}
+	}
+	for _, r := range []*replica{a, b} {
+		r.send(t, map[string]any{"op": "calls", "users": hexUsers, "each": 2})
+		if rep := r.await(t, 60*time.Second); rep.OK != 2*len(users) || len(rep.Errors) > 0 {
+			t.Errorf("%s: %d of %d calls succeeded: %q", r.name, rep.OK, 2*len(users), rep.Errors)
+		}
+	}
+	if w := f.wrong.Load(); w != 0 {
+		t.Errorf("%d requests carried another user's token (or none)", w)
+	}
+	for _, r := range []*replica{a, b} {
+		f.noTokens(t, r.name+"'s log", r.stderr.String())
+	}
+}

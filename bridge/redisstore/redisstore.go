@@ -1,6 +1,8 @@
 // Package redisstore is a bridge.TokenStore on Redis, shared by the replicas of a web host:
 // tokens encrypted at rest, a lock per grant so that a refresh is single-flight across
-// replicas (bridge.TokenLocker), bounded waits on a store that is down or slow.
+// replicas (bridge.TokenLocker), a relay that brings a login's callback to the replica
+// whose flow waits for it (bridge.LoginRelay), bounded waits on a store that is down or
+// slow.
 //
 // It is its own package so that a program that keeps its tokens elsewhere does not link a
 // Redis client. Values are sealed with AES-256-GCM under a key the host gives (from its
@@ -12,6 +14,17 @@
 //
 // A Store's Redis keys are <Prefix>t:<key> for grants and <Prefix>l:<key> for locks; the
 // bridge's keys are hashes, so Redis never holds a user ID or a server URL in the clear.
+// The login relay adds <Prefix>lf:<login ID> (which replica holds a login, for its
+// timeout), a channel <Prefix>login:<random> per Store while one of its logins waits, and
+// reply lists <Prefix>lr:<random> that live a minute at most; what it relays (the user and
+// the callback's code and state) is sealed like a grant.
+//
+// Logging: the Store logs nothing. go-redis itself writes some failures (a dial that
+// failed after its retries, a pool or pub/sub problem) to its own logger, which is
+// process-wide (redis.SetLogger; by default the standard error), so this package leaves it
+// alone: a host that wants those lines in its own log calls redis.SetLogger once at start
+// (for example with an adapter to its *slog.Logger). go-redis's messages carry addresses
+// and Redis errors, never a value: grants reach Redis sealed.
 package redisstore
 
 import (
@@ -50,6 +63,9 @@ type Options struct {
 	Current string
 	// Timeout bounds each operation (default DefaultTimeout), within the caller's ctx.
 	Timeout time.Duration
+	// RelayTimeout bounds a relayed login's wait for its outcome (default
+	// DefaultRelayTimeout), within the caller's ctx (bridge.LoginRelay).
+	RelayTimeout time.Duration
 }
 
 // Store is a bridge.TokenStore and bridge.TokenLocker on Redis. Safe for concurrent use.
@@ -59,9 +75,15 @@ type Store struct {
 	aead    map[string]cipher.AEAD
 	current string
 	timeout time.Duration
+
+	relayTimeout time.Duration
+	relay        relay
 }
 
-var _ bridge.TokenLocker = (*Store)(nil)
+var (
+	_ bridge.TokenLocker = (*Store)(nil)
+	_ bridge.LoginRelay  = (*Store)(nil)
+)
 
 // New checks opts and returns the store; it does not contact Redis.
 func New(opts Options) (*Store, error) {
@@ -74,6 +96,9 @@ func New(opts Options) (*Store, error) {
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
+	}
+	if s.relayTimeout = opts.RelayTimeout; s.relayTimeout <= 0 {
+		s.relayTimeout = DefaultRelayTimeout
 	}
 	for id, k := range opts.Keys {
 		if id == "" || strings.ContainsAny(id, ".") || len(id) > 64 {
@@ -122,7 +147,7 @@ func (s *Store) LoadToken(ctx context.Context, key string) (*bridge.StoredToken,
 	if err != nil {
 		return nil, fail("load", err)
 	}
-	plain, err := s.open(rk, v)
+	plain, err := s.open("load", rk, v)
 	if err != nil {
 		return nil, err
 	}
@@ -205,32 +230,33 @@ func (s *Store) seal(rk string, plain []byte) string {
 	return "1." + s.current + "." + base64.RawURLEncoding.EncodeToString(ct)
 }
 
-func (s *Store) open(rk, v string) ([]byte, error) {
+// open is seal's inverse; op names the operation in its errors.
+func (s *Store) open(op, rk, v string) ([]byte, error) {
 	if len(v) > maxValue {
-		return nil, fmt.Errorf("redis token store: load: value of %d bytes (at most %d)", len(v), maxValue)
+		return nil, fmt.Errorf("redis token store: %s: value of %d bytes (at most %d)", op, len(v), maxValue)
 	}
 	parts := strings.SplitN(v, ".", 3)
 	if len(parts) != 3 || parts[0] != "1" {
-		return nil, errors.New("redis token store: load: not a sealed grant")
+		return nil, fmt.Errorf("redis token store: %s: not a sealed value", op)
 	}
 	g, ok := s.aead[parts[1]]
 	if !ok {
-		return nil, fmt.Errorf("redis token store: load: sealed with key %q, which is not among Keys", clip(parts[1]))
+		return nil, fmt.Errorf("redis token store: %s: sealed with key %q, which is not among Keys", op, clip(parts[1], 64))
 	}
 	ct, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(ct) < g.NonceSize()+g.Overhead() {
-		return nil, errors.New("redis token store: load: not a sealed grant")
+		return nil, fmt.Errorf("redis token store: %s: not a sealed value", op)
 	}
 	plain, err := g.Open(nil, ct[:g.NonceSize()], ct[g.NonceSize():], []byte(rk))
 	if err != nil {
-		return nil, fmt.Errorf("redis token store: load: the value does not decrypt with key %q (tampered, or moved from another key)", parts[1])
+		return nil, fmt.Errorf("redis token store: %s: the value does not decrypt with key %q (tampered, or moved from another key)", op, parts[1])
 	}
 	return plain, nil
 }
 
-func clip(s string) string {
-	if len(s) > 64 {
-		s = s[:64]
+func clip(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
 	}
 	return s
 }

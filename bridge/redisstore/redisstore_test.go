@@ -3,11 +3,14 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -309,4 +312,186 @@ func TestTwoReplicasNeverDoubleSpend(t *testing.T) {
 	if n := as.Count("refresh_token"); n < len(users) || n > 3*len(users) {
 		t.Errorf("%d refreshes for %d users over 3 expiries", n, len(users))
 	}
+}
+
+// TestLoginOnAnyReplica: a login started on replica A completes through a callback that
+// reached replica B (each with a Store of its own on the same Redis); the user's next call
+// works on both. Callbacks for an unknown or spent state, for another user, refused by the
+// person, or for a replica that is gone fail promptly, saying so without the state or code.
+func TestLoginOnAnyReplica(t *testing.T) {
+	c := startRedis(t)
+	var wrong atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, &wrong)
+	as := oauthtest.New(srv)
+	t.Cleanup(as.Close)
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	replica := func(timeout time.Duration) *bridge.Set {
+		set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+			&bridge.Options{TokenStore: newStore(t, c, "k1"), Logger: slog.New(slog.DiscardHandler),
+				Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", LoginTimeout: timeout}})
+		if err != nil || len(set.Failed()) > 0 {
+			t.Fatalf("connect: %v %v", err, set.Failed())
+		}
+		t.Cleanup(func() { _ = set.Close() })
+		return set
+	}
+	a, b := replica(time.Minute), replica(time.Minute)
+	call := func(set *bridge.Set, u string) error {
+		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
+		_, err := set.Tools()[0].Handler(bridge.WithUser(ctx, u), args)
+		return err
+	}
+	start := func(set *bridge.Set, u string) url.Values {
+		t.Helper()
+		au, err := set.StartLogin(ctx, u, "svc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := oauthtest.Consent(ctx, au, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	secretFree := func(what string, err error, q url.Values) {
+		t.Helper()
+		for _, s := range []string{q.Get("state"), q.Get("code"), loginID(q.Get("state"))} {
+			if s != "" && strings.Contains(err.Error(), s) {
+				t.Errorf("%s: the error holds the state, code or login ID: %v", what, err)
+			}
+		}
+	}
+
+	const u = "odd \x00\xff user"
+	if err := call(b, u); !errors.Is(err, bridge.ErrNeedsLogin) {
+		t.Fatalf("before login: %v", err)
+	}
+	q := start(a, u)
+	keys, _ := c.Keys(ctx, "mcpbridge:lf:*").Result()
+	if len(keys) != 1 {
+		t.Fatalf("login records: %q", keys)
+	}
+	if ttl := c.PTTL(ctx, keys[0]).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("the login record expires in %s, want within the login timeout (1m)", ttl)
+	}
+	if err := b.CompleteLogin(ctx, u, q); err != nil {
+		t.Fatalf("callback on the other replica: %v", err)
+	}
+	for name, set := range map[string]*bridge.Set{"A": a, "B": b} {
+		if err := call(set, u); err != nil {
+			t.Errorf("call on %s after the login: %v", name, err)
+		}
+	}
+	// The same callback again, on either replica: the login is spent.
+	for name, set := range map[string]*bridge.Set{"A": a, "B": b} {
+		err := set.CompleteLogin(ctx, u, q)
+		if !errors.Is(err, bridge.ErrLoginUnknown) {
+			t.Errorf("second callback on %s: %v", name, err)
+		} else {
+			secretFree("second callback", err, q)
+		}
+	}
+	if n := len(c.Keys(ctx, "mcpbridge:lf:*").Val()); n != 0 {
+		t.Errorf("%d login records left after the login", n)
+	}
+
+	// A callback for another user than the login's ends that login.
+	q = start(a, "alice")
+	err := b.CompleteLogin(ctx, "mallory", q)
+	if err == nil || errors.Is(err, bridge.ErrLoginUnknown) || !strings.Contains(err.Error(), "another user") {
+		t.Errorf("callback for another user: %v", err)
+	} else {
+		secretFree("another user", err, q)
+	}
+	if err := b.CompleteLogin(ctx, "alice", q); !errors.Is(err, bridge.ErrLoginUnknown) {
+		t.Errorf("after a callback for another user: %v", err)
+	}
+	if err := call(a, "mallory"); !errors.Is(err, bridge.ErrNeedsLogin) {
+		t.Errorf("mallory got a grant: %v", err)
+	}
+
+	// The person refuses: the refusal comes back.
+	as.Deny(true)
+	q = start(a, "bob")
+	as.Deny(false)
+	if err := b.CompleteLogin(ctx, "bob", q); err == nil || !strings.Contains(err.Error(), "access_denied") {
+		t.Errorf("refused login: %v", err)
+	}
+
+	// Never started.
+	err = b.CompleteLogin(ctx, u, url.Values{"state": {"forged-state"}, "code": {"forged-code"}})
+	if !errors.Is(err, bridge.ErrLoginUnknown) {
+		t.Errorf("forged state: %v", err)
+	} else {
+		secretFree("forged state", err, url.Values{"state": {"forged-state"}, "code": {"forged-code"}})
+	}
+
+	// The replica that started the login is gone: the other says so at once.
+	gone := replica(time.Minute)
+	q = start(gone, "carol")
+	if err := gone.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := b.CompleteLogin(ctx, "carol", q); !errors.Is(err, bridge.ErrLoginUnknown) {
+		t.Errorf("login of a closed replica: %v", err)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the callback for a closed replica took %s", d)
+	}
+
+	// A replica that died holding a login (its record is left): no one listens.
+	state := url.Values{"state": {"state-of-a-dead-replica"}, "code": {"code-of-a-dead-replica"}}
+	c.Set(ctx, "mcpbridge:lf:"+loginID(state.Get("state")), "mcpbridge:login:nobody", time.Minute)
+	if err := b.CompleteLogin(ctx, "erin", state); !errors.Is(err, bridge.ErrLoginUnknown) || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("login of a dead replica: %v", err)
+	}
+	// A replica that listens and never answers: the wait is bounded by RelayTimeout.
+	ps := c.Subscribe(ctx, "mcpbridge:login:stalled")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	state.Set("state", "state-of-a-stalled-replica")
+	c.Set(ctx, "mcpbridge:lf:"+loginID(state.Get("state")), "mcpbridge:login:stalled", time.Minute)
+	impatient, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", RelayTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	if err := impatient.RelayLogin(ctx, loginID(state.Get("state")), "erin", state); err == nil || !strings.Contains(err.Error(), "no outcome") {
+		t.Errorf("stalled replica: %v", err)
+	} else {
+		secretFree("stalled replica", err, state)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("waiting on a stalled replica took %s", d)
+	}
+
+	// A login past its timeout is unknown everywhere.
+	short := replica(time.Second)
+	q = start(short, "dave")
+	deadline := time.Now().Add(30 * time.Second)
+	for len(c.Keys(ctx, "mcpbridge:lf:*").Val()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the login record outlived the login timeout")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := b.CompleteLogin(ctx, "dave", q); !errors.Is(err, bridge.ErrLoginUnknown) {
+		t.Errorf("expired login: %v", err)
+	}
+	if n := wrong.Load(); n != 0 {
+		t.Errorf("%d requests carried another user's token", n)
+	}
+}
+
+// loginID is bridge's hash of a login's state (what the relay sees).
+func loginID(state string) string {
+	sum := sha256.Sum256([]byte("mcpbridge login\x00" + state))
+	return hex.EncodeToString(sum[:])
 }
