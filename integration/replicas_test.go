@@ -108,7 +108,7 @@ type replicaReply struct {
 var replicaKey = bytes.Repeat([]byte{7}, 32)
 
 // startReplica starts a replica of the web host; it is killed when the test ends.
-func startReplica(t *testing.T, bin, name, redisAddr, mcpURL string, extra ...string) *replica {
+func startReplica(t testing.TB, bin, name, redisAddr, mcpURL string, extra ...string) *replica {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-redis", redisAddr, "-url", mcpURL}, extra...)...)
 	cmd.Env = append(os.Environ(), "MCPBRIDGE_REPLICA_KEY="+hex.EncodeToString(replicaKey))
@@ -149,7 +149,7 @@ func startReplica(t *testing.T, bin, name, redisAddr, mcpURL string, extra ...st
 }
 
 // send writes a command; await reads the next reply.
-func (r *replica) send(t *testing.T, cmd map[string]any) {
+func (r *replica) send(t testing.TB, cmd map[string]any) {
 	t.Helper()
 	b, _ := json.Marshal(cmd)
 	if _, err := r.in.Write(append(b, '\n')); err != nil {
@@ -157,7 +157,7 @@ func (r *replica) send(t *testing.T, cmd map[string]any) {
 	}
 }
 
-func (r *replica) await(t *testing.T, within time.Duration) replicaReply {
+func (r *replica) await(t testing.TB, within time.Duration) replicaReply {
 	t.Helper()
 	timer := time.NewTimer(within)
 	defer timer.Stop()
@@ -185,7 +185,7 @@ type replicaFixture struct {
 	bin   string
 }
 
-func newReplicaFixture(t *testing.T) *replicaFixture {
+func newReplicaFixture(t testing.TB) *replicaFixture {
 	t.Helper()
 	f := &replicaFixture{redis: startRedis(t), wrong: &atomic.Int64{}}
 	f.bin = buildReplica(t)
@@ -206,7 +206,7 @@ func newReplicaFixture(t *testing.T) *replicaFixture {
 
 // expireTogether rewrites every grant in the store to expire at the same instant, at,
 // and makes the server refuse every access token it issued.
-func (f *replicaFixture) expireTogether(t *testing.T, at time.Time) int {
+func (f *replicaFixture) expireTogether(t testing.TB, at time.Time) int {
 	t.Helper()
 	ctx := context.Background()
 	keys, err := f.rdb.Keys(ctx, "mcpbridge:t:*").Result()
@@ -229,7 +229,7 @@ func (f *replicaFixture) expireTogether(t *testing.T, at time.Time) int {
 }
 
 // noTokens fails if any token, refresh token or code the server issued is in text.
-func (f *replicaFixture) noTokens(t *testing.T, what, text string) {
+func (f *replicaFixture) noTokens(t testing.TB, what, text string) {
 	t.Helper()
 	for _, tok := range f.as.Issued() {
 		if strings.Contains(text, tok) {
@@ -248,77 +248,118 @@ func replicaUsers(n int) []string {
 	return users
 }
 
-// TestReplicasNeverDoubleSpend: two replica processes of a web host share their users'
-// grants through Redis (bridge/redisstore). The grants are seeded to expire at the same
-// instant; then every user calls through both replicas at once, for several rounds, each
-// round after the server refused every access token (as a synchronized expiry does).
-// Every call succeeds, no rotating refresh token is spent twice, no request carries
-// another user's token, and each expiry costs exactly one refresh per user.
-func TestReplicasNeverDoubleSpend(t *testing.T) {
-	f := newReplicaFixture(t)
-	const n, each, rounds = 12, 3, 3
-	users := replicaUsers(n)
+// replicaStats is what one run of replicaRounds saw.
+type replicaStats struct {
+	calls, failed      int      // calls made through the replicas, and how many failed
+	errors             []string // the first failures
+	doubleSpent, wrong int      // refresh tokens spent twice; requests with another user's token
+	refreshes          int      // refresh token grants the server answered
+}
 
-	// The users' web logins, through a replica of this process that then goes away.
+// replicaRounds: n users log in (through a replica of this process that then goes away),
+// their grants are seeded to expire at the same instant, and two replica processes sharing
+// the store start; then, for rounds rounds, every user makes each calls through both
+// replicas at once, each round after the server refused every access token (as a
+// synchronized expiry does).
+func replicaRounds(tb testing.TB, n, each, rounds int) replicaStats {
+	f := newReplicaFixture(tb)
+	users := replicaUsers(n)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	login, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: f.as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
 		&bridge.Options{TokenStore: f.store, Logger: slog.New(slog.DiscardHandler), Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback"}})
 	if err != nil || len(login.Failed()) > 0 {
-		t.Fatalf("connect: %v %v", err, login.Failed())
+		tb.Fatalf("connect: %v %v", err, login.Failed())
 	}
 	for _, u := range users {
 		url, err := login.StartLogin(ctx, u, "svc")
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		q, err := oauthtest.Consent(ctx, url, u)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		if err := login.CompleteLogin(ctx, u, q); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	if err := login.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	if got := f.expireTogether(t, time.Now().Add(-time.Second)); got != n {
-		t.Fatalf("%d grants stored for %d users", got, n)
+	if got := f.expireTogether(tb, time.Now().Add(-time.Second)); got != n {
+		tb.Fatalf("%d grants stored for %d users", got, n)
 	}
 	before := f.as.Count("refresh_token")
 
-	a := startReplica(t, f.bin, "replica A", f.redis, f.as.URL())
-	b := startReplica(t, f.bin, "replica B", f.redis, f.as.URL())
+	a := startReplica(tb, f.bin, "replica A", f.redis, f.as.URL())
+	b := startReplica(tb, f.bin, "replica B", f.redis, f.as.URL())
 	hexUsers := make([]string, n)
 	for i, u := range users {
 		hexUsers[i] = oauthtest.UserArg(u)
 	}
+	var st replicaStats
 	for round := range rounds {
 		if round > 0 {
 			f.as.ExpireAll()
 		}
 		for _, r := range []*replica{a, b} {
-			r.send(t, map[string]any{"op": "calls", "users": hexUsers, "each": each})
+			r.send(tb, map[string]any{"op": "calls", "users": hexUsers, "each": each})
 		}
 		for _, r := range []*replica{a, b} {
-			rep := r.await(t, 90*time.Second)
-			if rep.OK != n*each || len(rep.Errors) > 0 {
-				t.Errorf("round %d, %s: %d of %d calls succeeded: %q", round, r.name, rep.OK, n*each, rep.Errors)
+			rep := r.await(tb, 90*time.Second)
+			st.calls += n * each
+			st.failed += n*each - rep.OK
+			for _, e := range rep.Errors {
+				st.errors = append(st.errors, fmt.Sprintf("round %d, %s: %s", round, r.name, e))
 			}
 		}
 	}
-	if d := f.as.DoubleSpent(); d != 0 {
-		t.Errorf("%d refresh tokens were spent twice", d)
-	}
-	if w := f.wrong.Load(); w != 0 {
-		t.Errorf("%d requests carried another user's token (or none)", w)
-	}
-	if got := f.as.Count("refresh_token") - before; got != rounds*n {
-		t.Errorf("%d refreshes for %d users over %d synchronized expiries, want one per user and expiry", got, n, rounds)
-	}
+	st.doubleSpent, st.wrong = f.as.DoubleSpent(), int(f.wrong.Load())
+	st.refreshes = f.as.Count("refresh_token") - before
 	for _, r := range []*replica{a, b} {
-		f.noTokens(t, r.name+"'s log", r.stderr.String())
+		f.noTokens(tb, r.name+"'s log", r.stderr.String())
+	}
+	return st
+}
+
+// TestReplicasNeverDoubleSpend: two replica processes of a web host share their users'
+// grants through Redis (bridge/redisstore); the grants expire together and every user
+// calls through both at once (replicaRounds). Every call succeeds, no rotating refresh
+// token is spent twice, no request carries another user's token, and each expiry costs
+// exactly one refresh per user.
+func TestReplicasNeverDoubleSpend(t *testing.T) {
+	const n, each, rounds = 12, 3, 3
+	st := replicaRounds(t, n, each, rounds)
+	if st.failed > 0 {
+		t.Errorf("%d of %d calls failed: %q", st.failed, st.calls, st.errors)
+	}
+	if st.doubleSpent != 0 {
+		t.Errorf("%d refresh tokens were spent twice", st.doubleSpent)
+	}
+	if st.wrong != 0 {
+		t.Errorf("%d requests carried another user's token (or none)", st.wrong)
+	}
+	if st.refreshes != rounds*n {
+		t.Errorf("%d refreshes for %d users over %d synchronized expiries, want one per user and expiry", st.refreshes, n, rounds)
+	}
+}
+
+// BenchmarkReplicas: replicaRounds with 100 users, 5 calls each per replica and round, 3
+// rounds (one measurement, whatever b.N). Reported: calls, failed calls, refresh tokens
+// spent twice and cross-user token uses (all three must be 0), refreshes.
+func BenchmarkReplicas(b *testing.B) {
+	const n, each, rounds = 100, 5, 3
+	st := replicaRounds(b, n, each, rounds)
+	b.ReportMetric(float64(n), "users")
+	b.ReportMetric(float64(st.calls), "calls")
+	b.ReportMetric(float64(st.failed), "failed")
+	b.ReportMetric(float64(st.doubleSpent), "double-spent")
+	b.ReportMetric(float64(st.wrong), "cross-user")
+	b.ReportMetric(float64(st.refreshes), "refreshes")
+	b.ReportMetric(float64(rounds), "expiries")
+	if st.failed > 0 || st.doubleSpent > 0 || st.wrong > 0 {
+		b.Fatalf("%d failed calls (%q), %d refresh tokens spent twice, %d cross-user requests", st.failed, st.errors, st.doubleSpent, st.wrong)
 	}
 }
 

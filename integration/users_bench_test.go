@@ -190,3 +190,177 @@ func BenchmarkUsers(b *testing.B) {
 		b.Fatalf("%d requests carried another user's token", wrong.Load())
 	}
 }
+
+// refreshMargin is how long before its expiry the bridge refreshes an access token when
+// there is no jitter (internal/oauth's expiryDelta, as golang.org/x/oauth2 does).
+const refreshMargin = 10 * time.Second
+
+// BenchmarkUsersExpiry: N users (MCPBRIDGE_BENCH_USERS, default 1000) whose grants all
+// expire at the same instant keep calling whoami through a replica that has just loaded
+// them from a shared store (a TokenLocker, so refreshes are proactive and jittered): the
+// refresh storm, with no jitter (UserOptions.RefreshJitter < 0) and with the default
+// (1 min). Reported per case: refreshes in the measured window (which opens when the first
+// grant may be refreshed), their mean rate over it and their peak rate (the busiest second,
+// per minute), and cross-user token uses (must be 0). Each case is one measurement, whatever
+// b.N; together they take about 20 s.
+func BenchmarkUsersExpiry(b *testing.B) {
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("MCPBRIDGE_BENCH_USERS")); err == nil && v > 0 {
+		n = v
+	}
+	var wrong atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, &wrong)
+	as := oauthtest.New(srv)
+	b.Cleanup(as.Close)
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	store := &memStore{m: map[string]bridge.StoredToken{}, locks: map[string]chan struct{}{}}
+	ctx := context.Background()
+	users := make([]string, n)
+	args := make([]json.RawMessage, n)
+	for i := range users {
+		users[i] = fmt.Sprintf("user-%04d", i)
+		args[i], _ = json.Marshal(map[string]string{"user": oauthtest.UserArg(users[i])})
+	}
+	replica := func(jitter time.Duration) *bridge.Set {
+		set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+			&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
+				Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", MaxSessions: n, RefreshJitter: jitter}})
+		if err != nil || len(set.Failed()) > 0 {
+			b.Fatalf("connect: %v %v", err, set.Failed())
+		}
+		return set
+	}
+	// parallel runs f for every user, 16 at a time, until all are done or stop is closed.
+	parallel := func(f func(i int) error, stop <-chan struct{}) {
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range 16 {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1) - 1)
+					if stop == nil && i >= n {
+						return
+					}
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := f(i % n); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	call := func(set *bridge.Set, i int) error {
+		out, err := set.Tools()[0].Handler(bridge.WithUser(ctx, users[i]), args[i])
+		if err == nil && out != oauthtest.UserArg(users[i]) {
+			err = fmt.Errorf("user %s: answered %q", users[i], out)
+		}
+		return err
+	}
+
+	// Every user logs in through a replica that then goes away.
+	login := replica(-1)
+	parallel(func(i int) error {
+		u, err := login.StartLogin(ctx, users[i], "svc")
+		if err != nil {
+			return err
+		}
+		q, err := oauthtest.Consent(ctx, u, users[i])
+		if err != nil {
+			return err
+		}
+		return login.CompleteLogin(ctx, users[i], q)
+	}, nil)
+	_ = login.Close()
+	if b.Failed() {
+		return
+	}
+
+	for _, c := range []struct {
+		name   string
+		jitter time.Duration // UserOptions.RefreshJitter
+		spread time.Duration // what it spreads refreshes over
+		window time.Duration
+	}{
+		{"jitter=none", -1, 0, 4 * time.Second},
+		{"jitter=default", 0, bridge.DefaultRefreshJitter, 8 * time.Second},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			// Every grant expires at the same instant: the window opens lead from now, when
+			// the grant with the most jitter may be refreshed, and the new replica has had
+			// the time to open every user's session.
+			const lead = 4 * time.Second
+			open := time.Now().Add(lead)
+			expiry := open.Add(refreshMargin + c.spread)
+			store.mu.Lock()
+			for k, g := range store.m {
+				tok := *g.Token
+				tok.Expiry = expiry
+				g.Token = &tok
+				store.m[k] = g
+			}
+			store.mu.Unlock()
+			before := as.Count("refresh_token")
+			set := replica(c.jitter)
+			defer set.Close()
+
+			type sample struct {
+				t time.Time
+				n int
+			}
+			var samples []sample
+			stop := make(chan struct{})
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				tick := time.NewTicker(25 * time.Millisecond)
+				defer tick.Stop()
+				for now := range tick.C {
+					if now.After(open) {
+						samples = append(samples, sample{now, as.Count("refresh_token") - before})
+					}
+					if now.After(open.Add(c.window)) {
+						close(stop)
+						return
+					}
+				}
+			}()
+			parallel(func(i int) error { return call(set, i) }, stop)
+			<-sampled
+			if b.Failed() || len(samples) == 0 {
+				return
+			}
+			peak := 0
+			for i, s := range samples {
+				for _, e := range samples[i:] {
+					if e.t.Sub(s.t) > time.Second {
+						break
+					}
+					peak = max(peak, e.n-s.n)
+				}
+			}
+			total := samples[len(samples)-1].n
+			if c.spread == 0 && total != n {
+				b.Errorf("%d refreshes in the window, want one per user (%d)", total, n)
+			}
+			b.ReportMetric(float64(total), "refreshes")
+			b.ReportMetric(float64(total)/c.window.Minutes(), "refreshes/min")
+			b.ReportMetric(float64(peak)*60, "peak-refreshes/min")
+			b.ReportMetric(c.window.Seconds(), "window-s")
+			b.ReportMetric(float64(n), "users")
+			b.ReportMetric(float64(wrong.Load()), "cross-user")
+			if wrong.Load() != 0 {
+				b.Fatalf("%d requests carried another user's token", wrong.Load())
+			}
+			if d := as.DoubleSpent(); d != 0 {
+				b.Fatalf("%d refresh tokens were spent twice", d)
+			}
+		})
+	}
+}
