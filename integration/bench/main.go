@@ -7,7 +7,8 @@
 // It builds the test binaries of ./integration and ./bridge, runs BenchmarkVsSDKs,
 // BenchmarkCallRatio, BenchmarkAssembly, BenchmarkMemory, BenchmarkFlatten,
 // BenchmarkValidate, TestLoad, BenchmarkUpfrontTokens, bridge's BenchmarkHandlerHooks and
-// bridge/toolsearch's and bridge/tokens' benchmarks one after another, and
+// bridge/toolsearch's and bridge/tokens' benchmarks, and the many-users benchmarks
+// (users.go: BenchmarkUsers, BenchmarkUsersExpiry, BenchmarkReplicas) one after another, and
 // writes every table of BENCHMARKS.md from their output. -quick runs each with a fraction
 // of the work (a smoke test of the pipeline; its numbers mean little), -out writes
 // elsewhere, -raw keeps the benchmarks' own output next to it.
@@ -106,6 +107,7 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkNew$", "-test.benchmem", "-test.benchtime", bt("10x", "1x")}},
 		{"bridge/tokens", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSweep$", "-test.benchmem", "-test.benchtime", bt("5x", "1x")}},
 	}
+	steps = append(steps, usersSteps(bt)...)
 	var all bytes.Buffer
 	for _, s := range steps {
 		logf("%s: %s", s.pkg, strings.Join(s.args, " "))

@@ -210,6 +210,7 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("`bridge.TestDefaultCallPath` fails when a default configuration leaves the direct path.\n")
 
 	renderSearch(w, val)
+	renderUsers(w, val)
 
 	if len(missing) > 0 {
 		return "", fmt.Errorf("metrics missing from the run: %s", strings.Join(keys(missing), ", "))
