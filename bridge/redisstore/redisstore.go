@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -61,7 +62,11 @@ type Options struct {
 	// sealed with. Values sealed with any key in Keys can be read.
 	Keys    map[string][]byte
 	Current string
-	// Timeout bounds each operation (default DefaultTimeout), within the caller's ctx.
+	// Timeout bounds each operation (default DefaultTimeout), within the caller's ctx, as
+	// its context's deadline. go-redis applies that deadline to a command's reads and
+	// writes only when the client's redis.Options.ContextTimeoutEnabled is set; otherwise
+	// its ReadTimeout and WriteTimeout (3 s by default) bound a command to a server that
+	// does not answer, and Timeout bounds the waits between commands.
 	Timeout time.Duration
 	// RelayTimeout bounds a relayed login's wait for its outcome (default
 	// DefaultRelayTimeout), within the caller's ctx (bridge.LoginRelay).
@@ -129,7 +134,8 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 
 // fail explains a failed operation without the value: Redis errors carry none.
 func fail(op string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return fmt.Errorf("redis token store: %s: no answer in time: %w", op, err)
 	}
 	return fmt.Errorf("redis token store: %s: %w", op, err)

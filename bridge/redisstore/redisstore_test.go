@@ -28,9 +28,40 @@ import (
 	"github.com/ttalk/mcpbridge/internal/oauthtest"
 )
 
+// goRedisLog is what go-redis logs through its process-wide logger (dial failures, for
+// the tests of a store that is down). TestMain installs it with redis.SetLogger before any
+// test runs, as a host would at its start: this test binary is the host here (the package
+// itself never sets it, see its doc), no go-redis goroutine runs yet, so setting the global
+// races with nothing, and the tests check what was logged instead of cluttering their
+// output with it.
+var goRedisLog logBuffer
+
+func TestMain(m *testing.M) {
+	redis.SetLogger(&goRedisLog)
+	os.Exit(m.Run())
+}
+
+// logBuffer is a go-redis logger that keeps the lines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Printf(_ context.Context, format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.b, format+"\n", v...)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // startRedis runs redis-server on a free loopback port in a temp dir, without persistence,
 // until the test ends. Without redis-server the test is skipped, or fails under CI=true.
-func startRedis(t testing.TB) *redis.Client {
+func startRedis(t testing.TB, args ...string) *redis.Client {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -47,8 +78,8 @@ func startRedis(t testing.TB) *redis.Client {
 	l.Close()
 	dir := t.TempDir()
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	cmd := exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -60,7 +91,7 @@ func startRedis(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
 	t.Cleanup(func() { _ = c.Close() })
 	deadline := time.Now().Add(20 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
+	for err := c.Ping(context.Background()).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOAUTH"); err = c.Ping(context.Background()).Err() {
 		if time.Now().After(deadline) {
 			t.Fatalf("redis-server did not answer: %s", out.String())
 		}
@@ -225,20 +256,70 @@ func TestStoreDownIsBoundedAndSaysNoToken(t *testing.T) {
 			defer conn.Close()
 		}
 	}()
-	for _, addr := range []string{l.Addr().String(), "127.0.0.1:1"} {
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	// And a Redis that wants another password than the one the client has.
+	locked := startRedis(t, "--requirepass", "the-right-password")
+	lockedAddr := locked.Options().Addr
+	secrets := []string{"ACCESS-SECRET", "REFRESH-SECRET", "PASSWORD-SECRET", "CODE-SECRET", "STATE-SECRET", loginID("STATE-SECRET")}
+	callback := url.Values{"code": {"CODE-SECRET"}, "state": {"STATE-SECRET"}}
+	for _, addr := range []string{l.Addr().String(), "127.0.0.1:1", lockedAddr} {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Password: "PASSWORD-SECRET", ContextTimeoutEnabled: true})
 		s, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
-		if _, err := s.LoadToken(ctx, "a"); err == nil || !strings.Contains(err.Error(), "redis token store: load") {
-			t.Errorf("%s: load: %v", addr, err)
+		// The caller's ctx allows a minute: the store's own bounds must end each wait.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		for _, op := range []struct {
+			name string
+			f    func() error
+		}{
+			{"load", func() error { _, err := s.LoadToken(ctx, "a"); return err }},
+			{"save", func() error { return s.SaveToken(ctx, "a", grant("ACCESS-SECRET", "REFRESH-SECRET")) }},
+			{"delete", func() error { return s.DeleteToken(ctx, "a") }},
+			{"lock", func() error { _, err := s.LockToken(ctx, "a", time.Minute); return err }},
+			{"login relay", func() error {
+				_, err := s.HoldLogin(ctx, loginID("STATE-SECRET"), time.Minute, func(context.Context, string, url.Values) error { return nil })
+				return err
+			}},
+			{"login relay", func() error { return s.RelayLogin(ctx, loginID("STATE-SECRET"), "user", callback) }},
+		} {
+			t0 := time.Now()
+			err := op.f()
+			if d := time.Since(t0); d > 2*time.Second {
+				t.Errorf("%s: %s took %s", addr, op.name, d)
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), "redis token store: "+op.name) {
+				t.Errorf("%s: %s: %v", addr, op.name, err)
+				continue
+			}
+			for _, sec := range secrets {
+				if strings.Contains(err.Error(), sec) {
+					t.Errorf("%s: %s: the error holds a secret: %v", addr, op.name, err)
+				}
+			}
 		}
-		if err := s.SaveToken(ctx, "a", grant("ACCESS-SECRET", "REFRESH-SECRET")); err == nil || strings.Contains(err.Error(), "SECRET") {
-			t.Errorf("%s: save: %v", addr, err)
-		}
+		cancel()
 		c.Close()
+	}
+	// What go-redis logged meanwhile (dial failures) holds no secret either.
+	for _, sec := range secrets {
+		if strings.Contains(goRedisLog.String(), sec) {
+			t.Errorf("go-redis logged a secret:\n%s", goRedisLog.String())
+		}
+	}
+	// Without ContextTimeoutEnabled go-redis's own timeouts (3 s) bound a silent server.
+	c := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1})
+	defer c.Close()
+	s, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if _, err := s.LoadToken(context.Background(), "a"); err == nil || !strings.Contains(err.Error(), "no answer in time") {
+		t.Errorf("silent server, default client: %v", err)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("silent server, default client: load took %s", d)
 	}
 }
 
@@ -259,7 +340,7 @@ func TestTwoReplicasNeverDoubleSpend(t *testing.T) {
 	defer cancel()
 	replica := func() *bridge.Set {
 		set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
-			&bridge.Options{TokenStore: store, Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
+			&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler), Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
 		if err != nil || len(set.Failed()) > 0 {
 			t.Fatalf("connect: %v %v", err, set.Failed())
 		}

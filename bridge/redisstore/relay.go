@@ -152,7 +152,8 @@ func (s *Store) serveRelay(ps *redis.PubSub) {
 }
 
 // RelayLogin implements bridge.LoginRelay. Its wait for the outcome is bounded by
-// Options.RelayTimeout (default DefaultRelayTimeout) within ctx.
+// Options.RelayTimeout (default DefaultRelayTimeout) within ctx; Redis counts it in whole
+// seconds, so without the client's ContextTimeoutEnabled it is rounded up to one.
 func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Values) error {
 	bctx, cancel := s.bound(ctx)
 	ch, err := s.c.GetDel(bctx, s.prefix+"lf:"+id).Result()
