@@ -321,7 +321,7 @@ func (set *Set) CompleteLogin(ctx context.Context, user string, query url.Values
 		return err
 	}
 	if err := relay.RelayLogin(ctx, loginID(state), user, relayedQuery(query)); err != nil {
-		return fmt.Errorf("login, relayed to the replica that started it: %w", err)
+		return fmt.Errorf("login: %w", err)
 	}
 	return nil
 }
