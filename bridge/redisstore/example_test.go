@@ -30,7 +30,7 @@ func Example() {
 		return
 	}
 	set, err := bridge.Connect(context.Background(), nil, &bridge.Options{
-		TokenStore: store, // a bridge.TokenLocker: refreshes are single-flight across replicas
+		TokenStore: store, // a TokenLocker (one refresh across replicas) and a LoginRelay (callbacks on any replica)
 		Users:      &bridge.UserOptions{RedirectURL: "https://app.example/oauth/callback"},
 	})
 	if err != nil {

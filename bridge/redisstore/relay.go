@@ -36,7 +36,6 @@ type relay struct {
 	ch    string     // this Store's channel
 	ps    *redis.PubSub
 	holds map[string]func(ctx context.Context, user string, query url.Values) error
-	wg    sync.WaitGroup // the subscription's reader and the completions it started
 }
 
 type relayedLogin struct {
@@ -76,7 +75,7 @@ func (s *Store) HoldLogin(ctx context.Context, id string, ttl time.Duration, com
 			return nil, fail("login relay: subscribing", err)
 		}
 		r.ps = ps
-		r.wg.Go(func() { s.serveRelay(ps) })
+		go s.serveRelay(ps) // until ps is closed (the last hold's release)
 	}
 	if r.holds == nil {
 		r.holds = map[string]func(context.Context, string, url.Values) error{}
@@ -120,7 +119,7 @@ func (s *Store) serveRelay(ps *redis.PubSub) {
 		s.relay.mu.Lock()
 		complete := s.relay.holds[rl.ID]
 		s.relay.mu.Unlock()
-		s.relay.wg.Go(func() {
+		go func() { // bounded by RelayTimeout and Timeout
 			out := relayOutcome{Unknown: complete == nil}
 			if complete != nil {
 				q, err := url.ParseQuery(rl.Query)
@@ -147,7 +146,7 @@ func (s *Store) serveRelay(ps *redis.PubSub) {
 				p.Expire(ctx, rk, time.Minute)
 				return nil
 			})
-		})
+		}()
 	}
 }
 
