@@ -92,6 +92,7 @@ func buildReplica(t testing.TB) string {
 // replica is a running testdata/replica process.
 type replica struct {
 	name    string
+	cmd     *exec.Cmd
 	in      io.WriteCloser
 	replies chan replicaReply
 	stderr  *syncBuffer
@@ -112,7 +113,7 @@ func startReplica(t testing.TB, bin, name, redisAddr, mcpURL string, extra ...st
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-redis", redisAddr, "-url", mcpURL}, extra...)...)
 	cmd.Env = append(os.Environ(), "MCPBRIDGE_REPLICA_KEY="+hex.EncodeToString(replicaKey))
-	r := &replica{name: name, replies: make(chan replicaReply, 1), stderr: &syncBuffer{}}
+	r := &replica{name: name, cmd: cmd, replies: make(chan replicaReply, 1), stderr: &syncBuffer{}}
 	cmd.Stderr = r.stderr
 	var err error
 	if r.in, err = cmd.StdinPipe(); err != nil {
@@ -394,6 +395,29 @@ func TestReplicasLoginAnywhere(t *testing.T) {
 			t.Fatalf("callback of %q's login on %s: %q", u, ends.name, rep.Errors)
 		}
 	}
+	// A replica killed while a login waits on it leaves its record behind: the callback on
+	// another replica finds no one listening and says so at once.
+	c := startReplica(t, f.bin, "replica C", f.redis, f.as.URL())
+	c.send(t, map[string]any{"op": "login", "user": hexUsers[0]})
+	rep := c.await(t, 60*time.Second)
+	if rep.URL == "" {
+		t.Fatalf("login on %s: %q", c.name, rep.Errors)
+	}
+	q, err := oauthtest.Consent(ctx, rep.URL, users[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmd.Process.Kill()
+	_ = c.cmd.Wait()
+	t0 := time.Now()
+	b.send(t, map[string]any{"op": "complete", "user": hexUsers[0], "query": q.Encode()})
+	if rep := b.await(t, 60*time.Second); len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "gone") {
+		t.Errorf("callback of a killed replica's login: %q", rep.Errors)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the callback of a killed replica's login took %s", d)
+	}
+
 	for _, r := range []*replica{a, b} {
 		r.send(t, map[string]any{"op": "calls", "users": hexUsers, "each": 2})
 		if rep := r.await(t, 60*time.Second); rep.OK != 2*len(users) || len(rep.Errors) > 0 {
