@@ -496,7 +496,7 @@ func fastToolResult(raw []byte, mc *metaCache) (*mcp.CallToolResult, string, boo
 		case keyIs(k, "_meta"):
 			meta = v
 		case keyIs(k, "resultType"):
-			if t, ok := stringValue(v); !ok || t != resultComplete {
+			if !valueIs(v, resultComplete) {
 				return nil, "", false
 			}
 			complete = true
@@ -564,8 +564,7 @@ func textBlock(item []byte, mc *metaCache) (*mcp.TextContent, bool) {
 		}
 		switch {
 		case keyIs(k, "type"):
-			t, ok := stringValue(v)
-			if isText = ok && t == "text"; !isText {
+			if isText = valueIs(v, "text"); !isText {
 				return nil, false
 			}
 		case keyIs(k, "text"):

@@ -90,6 +90,11 @@ func keyIs(k []byte, want string) bool {
 	return ok && s == want
 }
 
+// valueIs reports whether the JSON value token v is the string want, without allocating.
+func valueIs(v []byte, want string) bool {
+	return len(v) >= 2 && v[0] == '"' && keyIs(v, want)
+}
+
 // keyString returns the key token k unescaped.
 func keyString(k []byte) (string, bool) { return stringValue(k) }
 

@@ -150,7 +150,7 @@ func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 
 // buildMessage makes the message of the object obj from its members.
 func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result, err, obj []byte) (jsonrpc.Message, error) {
-	if v, ok := stringValue(version); !ok || v != "2.0" {
+	if !valueIs(version, "2.0") {
 		return nil, fmt.Errorf("%w: no \"jsonrpc\":\"2.0\"", errNotJSONRPC)
 	}
 	id, e := parseID(idRaw)
