@@ -29,6 +29,9 @@ type callPath struct {
 // pathCounts counts a server's tools/call by the path they took, so tests can tell.
 type pathCounts struct {
 	direct, sdk atomic.Int64
+	// userDirect counts the users' calls sent on a stateless server's shared connection
+	// with the user's OAuth handler (users_stateless.go); they count in direct too.
+	userDirect atomic.Int64
 }
 
 // choose returns whether sess carries direct calls, and its protocol version.
@@ -50,6 +53,9 @@ func (p *callPath) choose(sess *session) (bool, string) {
 func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, tap *transport.Tap, shared bool) (*mcp.CallToolResult, error) {
 	direct, protocol := sess.path.choose(sess)
 	if !direct {
+		if sess.userOAuth != nil {
+			return nil, errUserView
+		}
 		s.paths.sdk.Add(1)
 		if tap != nil {
 			ctx = transport.WithTap(ctx, tap)
@@ -58,6 +64,9 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 	}
 	s.paths.direct.Add(1)
 	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared}
+	if sess.userOAuth != nil {
+		opts.OAuth = sess.userOAuth // a user's call on a stateless server (users_stateless.go)
+	}
 	if progressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 			s.progress.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
@@ -76,6 +85,9 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 func (s *Server) continueCall(ctx context.Context, sess *session, params *mcp.CallToolParams, tap *transport.Tap, err error) (*mcp.CallToolResult, error) {
 	var ir *transport.InputRequiredError
 	if errors.As(err, &ir) {
+		if sess.userOAuth != nil {
+			return s.continueUserCall(ctx, ir, params)
+		}
 		cctx := ir.Continue(ctx)
 		if tap != nil {
 			cctx = transport.WithTap(cctx, tap)

@@ -2,3 +2,7 @@ package bridge
 
 // CallPaths returns how many tools/call of s took the direct path and go-sdk's.
 func (s *Server) CallPaths() (direct, sdk int64) { return s.paths.direct.Load(), s.paths.sdk.Load() }
+
+// UserDirectCalls returns how many users' tools/call of s went on the shared connection of
+// a stateless server with the user's OAuth handler.
+func (s *Server) UserDirectCalls() int64 { return s.paths.userDirect.Load() }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/oauth"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -31,6 +32,10 @@ type session struct {
 	taskCaps taskCaps
 
 	path callPath // how tools/call goes on this session (callpath.go)
+	// shared and userOAuth are set on a user's view of a stateless server's shared session
+	// (users_stateless.go): its tools/call go direct with userOAuth's token.
+	shared    *session
+	userOAuth *oauth.Handler
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,6 +109,7 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded, shared bool) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)
+	ctx = s.markToolsCall(ctx, rt)
 	err := s.doBounded(ctx, bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return ErrToolGone
@@ -297,6 +303,9 @@ func (s *Server) healthy() {
 
 // died retires sess after a request found it dead.
 func (s *Server) died(sess *session, cause error) {
+	if sess.shared != nil {
+		sess = sess.shared
+	}
 	s.mu.Lock()
 	if s.sess == sess {
 		s.sess = nil

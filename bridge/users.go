@@ -176,6 +176,12 @@ func (s *Server) sessionFor(ctx context.Context) (sess *session, release func(),
 	if err := ValidateUserID(user); err != nil {
 		return nil, nil, err
 	}
+	if rt, ok := ctx.Value(toolsCallKey{}).(*remoteTool); ok {
+		// A stateless server: the call goes on the shared connection with the user's token.
+		if view, release, ok, err := s.userView(ctx, user, rt); ok || err != nil {
+			return view, release, err
+		}
+	}
 	return s.userSession(ctx, user)
 }
 

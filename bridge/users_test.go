@@ -24,11 +24,24 @@ import (
 // usersServer is a local OAuth-protected Streamable HTTP server whose catalogue is public
 // and whose tool "whoami" counts in wrong every request whose token is not its caller's.
 func usersServer(t *testing.T) (*oauthtest.Server, *atomic.Int64) {
+	return usersServerOf(t, stateful)
+}
+
+// The two kinds of Streamable HTTP server a user's calls reach: one that keeps a session
+// (go-sdk's default handler, protocol 2025-11-25 with an Mcp-Session-Id) and one that keeps
+// none (protocol 2026-07-28, every request its own POST).
+const (
+	stateful  = "stateful"
+	stateless = "stateless"
+)
+
+// usersServerOf is usersServer of the given kind (stateful or stateless).
+func usersServerOf(t *testing.T, kind string) (*oauthtest.Server, *atomic.Int64) {
 	t.Helper()
 	var wrong atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
 	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.New(srv)
+	as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: kind == stateless, Logger: discard()})
 	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
 	t.Cleanup(as.Close)
 	return as, &wrong
@@ -87,7 +100,13 @@ func login(t *testing.T, ctx context.Context, set *bridge.Set, user string) {
 }
 
 func TestUsersHaveTheirOwnGrants(t *testing.T) {
-	as, wrong := usersServer(t)
+	for _, kind := range []string{stateful, stateless} {
+		t.Run(kind, func(t *testing.T) { testUsersHaveTheirOwnGrants(t, kind) })
+	}
+}
+
+func testUsersHaveTheirOwnGrants(t *testing.T, kind string) {
+	as, wrong := usersServerOf(t, kind)
 	var log debugLog
 	store := &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
 	set := usersSet(t, as, store, &log)
@@ -130,8 +149,12 @@ func TestUsersHaveTheirOwnGrants(t *testing.T) {
 	if n := wrong.Load(); n != 1 {
 		t.Fatalf("the server counted %d wrong requests, want 1", n)
 	}
-	if n := set.Servers()[0].UserSessions(); n != len(users) {
-		t.Errorf("%d user sessions, want %d", n, len(users))
+	want := len(users) // a session per user on the stateful server, none on the stateless one
+	if kind == stateless {
+		want = 0
+	}
+	if n := set.Servers()[0].UserSessions(); n != want {
+		t.Errorf("%d user sessions, want %d", n, want)
 	}
 	checkNoTokens(t, as, log.String())
 }
@@ -194,7 +217,13 @@ func TestLoginCallbackChecks(t *testing.T) {
 }
 
 func TestRefreshRevokedForOneUser(t *testing.T) {
-	as, wrong := usersServer(t)
+	for _, kind := range []string{stateful, stateless} {
+		t.Run(kind, func(t *testing.T) { testRefreshRevokedForOneUser(t, kind) })
+	}
+}
+
+func testRefreshRevokedForOneUser(t *testing.T, kind string) {
+	as, wrong := usersServerOf(t, kind)
 	set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
 	ctx := ctxT(t, 60*time.Second)
 	login(t, ctx, set, "alice")
@@ -352,6 +381,59 @@ func TestUserSessionsAreBounded(t *testing.T) {
 			}
 			if n := set.Servers()[0].UserSessions(); n != tc.want {
 				t.Errorf("%d user sessions after reopening, want %d", n, tc.want)
+			}
+			if wrong.Load() != 0 {
+				t.Fatalf("%d cross-user requests", wrong.Load())
+			}
+		})
+	}
+}
+
+// TestUserCallPath fails when a user's call takes another path than the server's kind
+// calls for: on the stateless server (2026-07-28) the shared connection with the user's
+// token, no session per user; on the stateful one (2025-11-25, Mcp-Session-Id) a session
+// per user, through go-sdk. Refresh after the server dropped a user's access token (a 401)
+// works on both paths.
+func TestUserCallPath(t *testing.T) {
+	for _, tc := range []struct {
+		kind     string
+		protocol string
+		sessions int   // per-user sessions after every user called
+		direct   int64 // calls on the direct path, all of them by users on the shared connection
+		sdk      int64
+	}{
+		{stateless, "2026-07-28", 0, 6, 0},
+		{stateful, "2025-11-25", 3, 0, 6},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			as, wrong := usersServerOf(t, tc.kind)
+			set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+			s := set.Servers()[0]
+			if v := s.Status().ProtocolVersion; v != tc.protocol {
+				t.Fatalf("protocol %q, want %q", v, tc.protocol)
+			}
+			ctx := ctxT(t, 60*time.Second)
+			users := []string{"u1", "u2", "u3"}
+			for _, u := range users {
+				login(t, ctx, set, u)
+			}
+			as.ExpireOf("u2") // u2's next call is refused (401) and refreshes
+			for _, u := range users {
+				for range 2 {
+					if out, err := whoami(ctx, set, u, u); err != nil || out != u {
+						t.Fatalf("%s: %q, %v", u, out, err)
+					}
+				}
+			}
+			if n := s.UserSessions(); n != tc.sessions {
+				t.Errorf("%d user sessions, want %d", n, tc.sessions)
+			}
+			direct, sdk := s.CallPaths()
+			if got, want := [3]int64{direct, s.UserDirectCalls(), sdk}, [3]int64{tc.direct, tc.direct, tc.sdk}; got != want {
+				t.Errorf("calls (direct, users' direct on the shared connection, go-sdk) = %v, want %v", got, want)
+			}
+			if n := as.Count("refresh_token"); n != 1 {
+				t.Errorf("%d refreshes, want 1 (u2's)", n)
 			}
 			if wrong.Load() != 0 {
 				t.Fatalf("%d cross-user requests", wrong.Load())

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,6 +52,10 @@ type CallOptions struct {
 	// decoded _meta (the same on most results of a server) may then be the one shared with
 	// other results of the connection instead of a copy.
 	SharedMeta bool
+	// OAuth, when set, authorizes this call over Streamable HTTP in place of the
+	// connection's own handler (Spec.OAuth): the bearer token, and Authorize on 401 or 403.
+	// A multi-user host's call for one user on a stateless server carries that user's.
+	OAuth auth.OAuthHandler
 }
 
 // modern reports whether o asks for protocol 2026-07-28 or later.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
@@ -72,6 +73,10 @@ func (c *Conn) httpCall(ctx context.Context, params json.RawMessage, p *mcp.Call
 
 // post sends body and reads the response with ID id.
 func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string, params map[string]string, opts *CallOptions) (json.RawMessage, error) {
+	oh := c.oauth
+	if opts.OAuth != nil {
+		oh = opts.OAuth
+	}
 	do := func() (*http.Request, *http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ep.redacted.String(), nil)
 		if err != nil {
@@ -86,7 +91,7 @@ func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string
 		for k, v := range params {
 			h.Set(k, v)
 		}
-		if err := c.bearer(ctx, h); err != nil {
+		if err := bearer(ctx, oh, h); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
 		}
 		resp, err := c.hc.Do(req)
@@ -99,8 +104,8 @@ func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string
 	if err != nil {
 		return nil, err
 	}
-	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && c.oauth != nil {
-		if err := c.oauth.Authorize(ctx, req, resp); err != nil {
+	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && oh != nil {
+		if err := oh.Authorize(ctx, req, resp); err != nil {
 			return nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
 		}
 		if _, resp, err = do(); err != nil {
@@ -121,13 +126,14 @@ func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string
 	}
 }
 
-// bearer sets the OAuth bearer token, as go-sdk's streamable client does: an invalid_grant
-// from the token source leaves the header off, so that the server's 401 starts Authorize.
-func (c *Conn) bearer(ctx context.Context, h http.Header) error {
-	if c.oauth == nil {
+// bearer sets the bearer token of OAuth handler oh, as go-sdk's streamable client does: an
+// invalid_grant from the token source leaves the header off, so that the server's 401
+// starts Authorize.
+func bearer(ctx context.Context, oh auth.OAuthHandler, h http.Header) error {
+	if oh == nil {
 		return nil
 	}
-	ts, err := c.oauth.TokenSource(context.WithoutCancel(ctx))
+	ts, err := oh.TokenSource(context.WithoutCancel(ctx))
 	if err != nil || ts == nil {
 		return err
 	}

@@ -74,7 +74,11 @@ type authCode struct {
 }
 
 // New starts both servers; srv answers MCP requests that carry a valid token. Close stops them.
-func New(srv *mcp.Server) *Server {
+func New(srv *mcp.Server) *Server { return NewWith(srv, nil) }
+
+// NewWith is New with the options of the MCP server's Streamable HTTP handler (e.g.
+// Stateless: a server on protocol 2026-07-28 that keeps no session).
+func NewWith(srv *mcp.Server, opts *mcp.StreamableHTTPOptions) *Server {
 	a := &Server{ttl: time.Hour, clients: map[string]string{}, jwtKeys: map[string]*ecdsa.PublicKey{},
 		codes: map[string]authCode{}, access: map[string]accessToken{}, refresh: map[string]string{}, grants: map[string]int{}}
 	a.ext.init()
@@ -95,7 +99,7 @@ func New(srv *mcp.Server) *Server {
 			DPOPBoundAccessTokensRequired: bound,
 		}).ServeHTTP(w, r)
 	}))
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	a.unprotected = mh
 	m.Handle("/mcp", a.anonymous(a.protect(a.withUser(mh))))
 	a.mcp = httptest.NewServer(a.clocked(m))
