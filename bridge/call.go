@@ -113,7 +113,7 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		}
 		r.args = a
 	case c.origin == OriginHandler:
-		if rt, err = s.remoteTool(c.remote); err != nil {
+		if rt, err = s.listedTool(ctx, c.remote); err != nil { // users_catalogue.go
 			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 		}
 		label = rt.label

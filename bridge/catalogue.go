@@ -80,8 +80,25 @@ func (rt *remoteTool) retryable() bool {
 	return a != nil && (a.ReadOnlyHint || a.IdempotentHint)
 }
 
-// list fetches every tools/list page and the raw tool objects the transport captured.
+// list fetches every tools/list page and the raw tool objects the transport captured, for
+// the shared catalogue: none once the server's catalogue is per user (users_catalogue.go).
 func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[string]json.RawMessage, error) {
+	if s.users.private.Load() {
+		return nil, nil, nil
+	}
+	listed, raw, li, err := s.listPages(ctx, sess)
+	return s.sharedListing(listed, raw, li, err)
+}
+
+// listPages fetches every tools/list page on sess and the raw tool objects the transport
+// captured, and what the pages said about caching them.
+func (s *Server) listPages(ctx context.Context, sess *session) ([]*mcp.Tool, map[string]json.RawMessage, listInfo, error) {
+	var li listInfo
+	all, raw, err := s.listAll(ctx, sess, &li)
+	return all, raw, li, err
+}
+
+func (s *Server) listAll(ctx context.Context, sess *session, li *listInfo) ([]*mcp.Tool, map[string]json.RawMessage, error) {
 	var all []*mcp.Tool
 	var captured []json.RawMessage
 	budget := s.opts.newListBudget()
@@ -101,6 +118,7 @@ func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[stri
 			}
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, overrunErr(err, sess))
 		}
+		li.note(page, res.Cacheable)
 		pageRaw := sess.conn.TakeTools()
 		if err := budget.add(len(res.Tools), pageRaw); err != nil {
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, err)

@@ -433,17 +433,16 @@
 // A web application has many users, and each authorizes the same remote servers with their
 // own account. With Options.Users set, the host names the user of each call with WithUser
 // (and of App proxy requests with UserOptions.ProxyUser). For a server with the OAuth
-// authorization code flow (auth type oauth) that user's grant, OAuth handler and session are
-// the user's own:
+// authorization code flow (auth type oauth) that user's grant, OAuth handler, session (where
+// the server keeps one) and catalogue (where the server asks for it) are the user's own:
 //
 //   - Grants are kept in the TokenStore under a key derived from the server, the client and
 //     the user: a hash of length-prefixed fields, so no two users share a key whatever bytes
 //     their IDs hold, and the store never holds a user ID in the clear. IDs are opaque bytes,
 //     at most MaxUserIDBytes; errors and logs quote them.
-//   - Each user's requests go on a session opened with that user's token, so a request for
-//     user A can only carry A's token. Sessions are bounded per server by
-//     UserOptions.MaxSessions (least recently used first out) and UserOptions.IdleTimeout; a
-//     closed one reopens on the user's next call from the stored grant.
+//   - Each user's requests carry that user's token only, so a request for user A can only
+//     carry A's token: on a stateful server on the user's own session, on a stateless one
+//     with the user's own OAuth handler (see Shared and per user below).
 //   - A user without a grant gets a *NeedsLoginError (wrapped in a *ServerError, wrapping
 //     ErrNeedsLogin) at once, without contacting the server. Its AuthorizationURL starts that
 //     user's authorization (discovery, registration, PKCE, state bound to the user and the
@@ -455,13 +454,35 @@
 //   - A call without a user on such a server is refused, so a forgotten WithUser never
 //     borrows the host's grant. Server.ForgetUser logs a user out.
 //
-// Shared across users: the catalogue (the tools the model sees) is listed once, when the
-// server is connected, with the host's own grant or with none (a server whose tools/list
-// needs no user credentials), and every user calls the same tools. stdio servers stay
-// shared: one process serves every user, since it carries the host's environment and
-// credentials rather than a user's, and a process per user is the cost a multi-user host
-// cannot pay. Servers without auth and client credentials servers (the credentials are
-// the host's) are shared too.
+// Shared and per user: what the server allows to be shared is shared, the rest is kept per
+// user, each user's state bounded per server by UserOptions.MaxSessions (least recently
+// used first out) and UserOptions.IdleTimeout, and rebuilt from the stored grant on the
+// user's next call.
+//
+//   - Sessions are per user only where the server keeps state. A Streamable HTTP server
+//     that negotiated 2025-11-25 or older holds a session (Mcp-Session-Id) with the token
+//     it was opened with: each user gets a session of their own. A server on 2026-07-28 is
+//     stateless, and tools are called with one POST each (the direct path): a user's call
+//     goes on the shared connection with the user's OAuth handler, which supplies the
+//     user's bearer token and refreshes it on a 401; the handler is all the bridge keeps
+//     for the user. The few requests of a user there that need go-sdk's session (a call
+//     that runs as an MCP task or asks for input, resources/read, prompts, listing the
+//     user's tools) open a session for the user on first need, bounded like the others.
+//   - The catalogue (the tools the model sees) is listed once, when the server is
+//     connected, without a user's credentials (with no grant, or the host's), and shared
+//     by every user (Set.Tools) unless the server says otherwise: a listing with cacheScope
+//     "private" (protocol 2026-07-28, SEP-2549), or a tools/list that needs a user's grant
+//     (401 without one), makes the server's catalogue per user for the server's life. Such
+//     a server offers no tool in Set.Tools; Set.ToolsFor gives a user the shared tools
+//     plus each per-user server's listing made with that user's token, cached for the
+//     ttlMs the server gave it (0 or none: listed again on each ToolsFor; calls use the
+//     last listing). A user without a grant gets the other tools and a *NeedsLoginError for
+//     that server. A per-user tool's Handler calls for the user of its ctx and refuses,
+//     wrapping ErrUnknownTool, a user whose own listing has no such tool.
+//   - stdio servers stay shared: one process serves every user, since it carries the
+//     host's environment and credentials rather than a user's, and a process per user is
+//     the cost a multi-user host cannot pay. Servers without auth and client credentials
+//     servers (the credentials are the host's) are shared too, catalogue included.
 //
 // Replicas share grants through a TokenStore that is also a TokenLocker (bridge/redisstore
 // on Redis: encrypted at rest, keys rotated by ID): a grant is refreshed only under its lock,

@@ -71,11 +71,12 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 // be listed and visible to apps (else apps.ErrToolNotAllowed: HTTP 403), its arguments are
 // checked like a model's (else apps.ErrBadRequest: HTTP 400).
 func (s *Server) appTool(ctx context.Context, name string, args json.RawMessage) (*remoteTool, json.RawMessage, error) {
-	s.catMu.Lock()
-	rt := s.remote[name]
-	s.catMu.Unlock()
-	if rt == nil || rt.gone {
+	rt, err := s.listedTool(ctx, name) // the user's catalogue on a per-user one (users_catalogue.go)
+	if errors.Is(err, ErrUnknownTool) || errors.Is(err, ErrToolGone) {
 		return nil, nil, fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), name)
+	}
+	if err != nil {
+		return nil, nil, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
 	if !rt.ui.AppCallable() {
 		return nil, nil, fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, name, s.ID())

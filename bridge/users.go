@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttalk/mcpbridge/internal/oauth"
@@ -37,12 +38,15 @@ type UserOptions struct {
 	LoginTimeout time.Duration
 	// MaxLoginFlows bounds the logins waiting for their callback, per server (default 10000).
 	MaxLoginFlows int
-	// MaxSessions bounds the per-user sessions of one server (default 1000); beyond it the
-	// least recently used idle session is closed. A closed session is reopened on the
-	// user's next call, from the stored grant.
+	// MaxSessions bounds the users one server keeps state for (default 1000): their OAuth
+	// handlers, sessions (on servers that keep state) and catalogues (on servers whose
+	// catalogue is per user). Beyond it the least recently used idle user's state is
+	// dropped, closing the session; it is rebuilt on the user's next call, from the stored
+	// grant.
 	MaxSessions int
-	// IdleTimeout closes a user's session unused this long (default 10 min). Idle sessions
-	// are closed when the server's users are next looked at (any user's call).
+	// IdleTimeout drops a user's state (and closes the session) unused this long (default
+	// 10 min). Idle users are dropped when the server's users are next looked at (any
+	// user's call).
 	IdleTimeout time.Duration
 	// RefreshJitter spreads the refreshes of grants in a store shared by replicas (a
 	// TokenLocker): each grant is refreshed up to this much earlier than its expiry
@@ -121,6 +125,8 @@ type userTable struct {
 	m     map[string]*userState
 	lru   list.List // of *userState, most recently used first
 	flows map[string]*loginFlow
+	// private is set once the server's catalogue is per user (users_catalogue.go).
+	private atomic.Bool
 }
 
 // userState is one user's OAuth handler and session on one server; guarded by userTable.mu.
@@ -130,8 +136,10 @@ type userState struct {
 	sess    *session
 	dialing *redialCall
 	used    time.Time
-	busy    int // requests in flight on sess
+	busy    int // requests in flight on sess (or with h, users_stateless.go), listings
 	el      *list.Element
+	cat     *userCat    // the user's catalogue, on a server whose catalogue is per user
+	listing *catListing // the listing under way for cat
 }
 
 func (o *UserOptions) maxSessions() int {
@@ -168,7 +176,7 @@ func (s *Server) sessionFor(ctx context.Context) (sess *session, release func(),
 	}
 	if !ok {
 		if s.opts.Users != nil {
-			return nil, nil, errors.New("no user on the call (bridge.WithUser): this server's grants are per user")
+			return nil, nil, errNoUser
 		}
 		sess, err = s.session(ctx)
 		return sess, func() {}, err

@@ -1,0 +1,249 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Per-user catalogues. A per-user server's catalogue (Server.perUser, with Options.Users)
+// is shared by every user when the listing the bridge made at Connect, with no user's
+// credentials, was allowed and not marked private (cacheScope "public", or absent: the
+// default). It is kept per user when that listing was refused for want of a user's grant
+// (a tools/list that answers 401 without one) or came back with cacheScope "private": then
+// the server offers no tool in the shared catalogue (Set.Tools), and each user's listing,
+// made with the user's token, is cached in the user's state (bounded with it, see
+// UserOptions.MaxSessions) for the ttlMs the server gave it. Set.ToolsFor hands it out.
+
+// cacheScopePrivate is SEP-2549's cacheScope of a result only its requester may cache.
+const cacheScopePrivate = "private"
+
+// listInfo is what a listing's pages said about caching it (SEP-2549).
+type listInfo struct {
+	private bool          // a page had cacheScope "private"
+	ttl     time.Duration // the shortest ttlMs of its pages (0: stale at once)
+}
+
+// note records one page's cache fields.
+func (li *listInfo) note(page int, c mcp.Cacheable) {
+	if c.CacheScope == cacheScopePrivate {
+		li.private = true
+	}
+	ttl := time.Duration(max(c.TTLMs, 0)) * time.Millisecond
+	if page == 0 || ttl < li.ttl {
+		li.ttl = ttl
+	}
+}
+
+// userCat is one user's listing of a server: its tools by name and the model-visible ones
+// in listing order. Never changed once made.
+type userCat struct {
+	remote  map[string]*remoteTool
+	model   []string
+	expires time.Time // fresh until then (ttlMs)
+}
+
+// catListing is one listing for a user, shared by that user's concurrent callers.
+type catListing struct {
+	done chan struct{}
+	cat  *userCat
+	err  error
+}
+
+// userCatalogues reports whether the server's catalogue may be per user: a per-user server
+// of a Set serving users.
+func (s *Server) userCatalogues() bool {
+	return s.perUser() && s.opts.Users != nil
+}
+
+// sharedListing decides, after the shared session's listing (Server.list), whether the
+// catalogue is shared: it returns the listing to install, or none when the catalogue is
+// per user (from then on, for the server's life).
+func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessage, li listInfo, err error) ([]*mcp.Tool, map[string]json.RawMessage, error) {
+	if !s.userCatalogues() {
+		return listed, raw, err
+	}
+	why := ""
+	switch {
+	case err != nil && errors.Is(err, ErrNeedsLogin):
+		why = "tools/list needs a user's grant"
+	case err == nil && li.private:
+		why = `tools/list answered with cacheScope "private"`
+	default:
+		return listed, raw, err
+	}
+	if !s.users.private.Swap(true) {
+		s.log.Info("the server's catalogue is per user", "reason", why)
+	}
+	return nil, nil, nil
+}
+
+// userCatalogue returns user id's listing of the server: the cached one when it is fresh
+// (or, with stale, whatever its age), else a new one made with the user's token.
+func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*userCat, error) {
+	s.users.mu.Lock()
+	if s.life.Err() != nil {
+		s.users.mu.Unlock()
+		return nil, errServerClosed
+	}
+	u := s.user(id)
+	if c := u.cat; c != nil && (stale || time.Now().Before(c.expires)) {
+		s.users.mu.Unlock()
+		return c, nil
+	}
+	l := u.listing
+	if l == nil {
+		l = &catListing{done: make(chan struct{})}
+		u.listing = l
+		u.busy++ // kept while it lists
+		s.background(func() { s.listUser(u, l) })
+	}
+	s.users.mu.Unlock()
+	select {
+	case <-l.done:
+		return l.cat, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// listUser lists the server's tools for u on u's session, bounded by the connect timeout
+// and by Close, and keeps the result as u's catalogue.
+func (s *Server) listUser(u *userState, l *catListing) {
+	ctx, cancel := context.WithTimeout(WithUser(s.life, u.id), s.opts.connectTimeout(s.cfg))
+	defer cancel()
+	var (
+		listed []*mcp.Tool
+		raw    map[string]json.RawMessage
+		li     listInfo
+	)
+	err := s.do(ctx, PhaseList, "tools/list", true, func(ctx context.Context, sess *session) error {
+		var err error
+		listed, raw, li, err = s.listPages(ctx, sess)
+		return err
+	})
+	var c *userCat
+	if err == nil {
+		s.mu.Lock()
+		var caps taskCaps
+		if s.sess != nil {
+			caps = s.sess.taskCaps // a user's session does not read them; the shared one did
+		}
+		s.mu.Unlock()
+		s.schemas.Begin()
+		remote, model, _, problems := s.convert(ctx, caps, listed, raw)
+		s.schemas.End()
+		releaseListed(listed, raw)
+		for _, p := range problems {
+			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", u.id), "tool", p.Tool, "problem", p.Problem)
+		}
+		c = &userCat{remote: remote, model: model, expires: time.Now().Add(li.ttl)}
+	}
+	s.users.mu.Lock()
+	u.listing = nil
+	u.busy--
+	if c != nil {
+		u.cat = c
+	}
+	l.cat, l.err = c, err
+	s.users.mu.Unlock()
+	close(l.done)
+}
+
+// listedTool is the tool a call of ctx resolves name to: on a server with per-user
+// catalogues, the one in the user's catalogue (listed first if the user has none yet);
+// else the shared catalogue's. The error wraps ErrUnknownTool or ErrToolGone, or says why
+// the user's catalogue could not be had (a *NeedsLoginError for a user without a grant).
+func (s *Server) listedTool(ctx context.Context, name string) (*remoteTool, error) {
+	if !s.users.private.Load() {
+		return s.remoteTool(name)
+	}
+	user, ok := UserFromContext(ctx)
+	if !ok {
+		return nil, fmt.Errorf("tool %q: %w", name, errNoUser)
+	}
+	if err := ValidateUserID(user); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", name, err)
+	}
+	c, err := s.userCatalogue(ctx, user, true)
+	if err != nil {
+		var se *ServerError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		return nil, fmt.Errorf("tool %q: listing user %q's tools: %w", name, user, err)
+	}
+	rt := c.remote[name]
+	if rt == nil {
+		return nil, fmt.Errorf("tool %q: %w (not in user %q's catalogue)", name, ErrUnknownTool, user)
+	}
+	return rt, nil
+}
+
+// errNoUser is the error of a call without a user (WithUser) on a server whose grants are
+// per user.
+var errNoUser = errors.New("no user on the call (bridge.WithUser): this server's grants are per user")
+
+// ToolsFor returns the tools of the user ctx names (WithUser): the shared catalogue
+// (Tools) followed by, for each server whose catalogue is per user, in config order, the
+// tools that server listed for this user, named as Connect names tools (unique within the
+// result; the shared tools keep their names). A user's listing is made with the user's
+// token and cached for the ttlMs the server gave it. A server the user cannot list (no
+// grant: a *NeedsLoginError; or another failure) is left out and its error is in the
+// returned error, joined with the others; the tools returned are usable whatever the
+// error. The error wraps ErrInvalidUser, with no tools, when ctx names no valid user.
+//
+// The Handler of a per-user tool calls with the user of its ctx, and refuses (wrapping
+// ErrUnknownTool) a user whose own catalogue has no such tool.
+func (set *Set) ToolsFor(ctx context.Context) ([]Tool, error) {
+	user, ok := UserFromContext(ctx)
+	if !ok {
+		return nil, fmt.Errorf("%w: no user in the context (bridge.WithUser)", ErrInvalidUser)
+	}
+	if err := ValidateUserID(user); err != nil {
+		return nil, err
+	}
+	tools := set.Tools()
+	var n *namer
+	var errs []error
+	for _, s := range set.servers {
+		if !s.users.private.Load() {
+			continue
+		}
+		c, err := s.userCatalogue(ctx, user, false)
+		if err != nil {
+			var se *ServerError
+			if !errors.As(err, &se) {
+				err = &ServerError{Server: s.cfg.ID, Phase: PhaseList, Err: fmt.Errorf("user %q: %w", user, err)}
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if n == nil {
+			n = newNamer()
+			for _, t := range tools {
+				n.taken[t.Name] = true
+			}
+		}
+		tools = append(tools, s.userTools(n, c)...)
+	}
+	return tools, errors.Join(errs...)
+}
+
+// userTools names the model-visible tools of catalogue c with n.
+func (s *Server) userTools(n *namer, c *userCat) []Tool {
+	prefix := s.cfg.Prefix
+	if prefix == "" && s.opts.AlwaysPrefix {
+		prefix = s.cfg.ID
+	}
+	tools := make([]Tool, 0, len(c.model))
+	for _, remote := range c.model {
+		name, _ := n.assign(s.cfg.ID, prefix, remote)
+		tools = append(tools, s.tool(name, c.remote[remote]))
+	}
+	return tools
+}

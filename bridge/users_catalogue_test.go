@@ -1,0 +1,201 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/oauthtest"
+)
+
+// catalogueServer is a local OAuth-protected server with the tool whoami and, for alice and
+// bob, a tool only that user lists and may call (oauthtest.OwnTools). anonList lets
+// tools/list through without a token; scope and ttl, when scope is set, are the cacheScope
+// and ttlMs of its listings.
+func catalogueServer(t *testing.T, kind string, anonList bool, scope string, ttl time.Duration) (as *oauthtest.Server, wrong, lists *atomic.Int64) {
+	t.Helper()
+	wrong, lists = new(atomic.Int64), new(atomic.Int64)
+	opts := &mcp.ServerOptions{}
+	if scope != "" {
+		opts.SetCacheable = func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.CacheScope, c.TTLMs = scope, int(ttl/time.Millisecond)
+		}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "catalogue", Version: "1"}, opts)
+	oauthtest.UserTool(srv, wrong)
+	oauthtest.OwnTools(srv, wrong, lists, "alice", "bob")
+	as = oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: kind == stateless, Logger: discard()})
+	anon := []string{"initialize", "notifications/initialized", "server/discover"}
+	if anonList {
+		anon = append(anon, "tools/list")
+	}
+	as.AllowAnonymous(anon...)
+	t.Cleanup(as.Close)
+	return as, wrong, lists
+}
+
+// loginTo authorizes server svc for user through the web login, without calling a tool.
+func loginTo(t *testing.T, ctx context.Context, set *bridge.Set, user string) {
+	t.Helper()
+	u, err := set.StartLogin(ctx, user, "svc")
+	if err != nil {
+		t.Fatalf("user %q: start login: %v", user, err)
+	}
+	q, err := oauthtest.Consent(ctx, u, user)
+	if err != nil {
+		t.Fatalf("user %q: consent: %v", user, err)
+	}
+	if err := set.CompleteLogin(ctx, user, q); err != nil {
+		t.Fatalf("user %q: complete login: %v", user, err)
+	}
+}
+
+func toolNames(tools []bridge.Tool) []string {
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// callAs calls tool tl for user with the arguments whoami takes, and decodes its answer.
+func callAs(ctx context.Context, tl bridge.Tool, user string) (string, error) {
+	args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(user)})
+	out, err := tl.Handler(bridge.WithUser(ctx, user), args)
+	if err != nil {
+		return out, err
+	}
+	b, err := hex.DecodeString(out)
+	return string(b), err
+}
+
+// TestCatalogueSharedOrPerUser fails when a catalogue is shared although the server did
+// not allow it (cacheScope "private", or a tools/list that needs the user's grant), or kept
+// per user although it did; when a user's listing is served to another user, listed
+// again within its ttlMs, or kept past it; or when a user can call a tool of another
+// user's catalogue.
+func TestCatalogueSharedOrPerUser(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		kind     string
+		anonList bool
+		scope    string
+		ttl      time.Duration
+		perUser  bool
+		relists  bool // every ToolsFor lists again (ttlMs 0)
+	}{
+		{"public", stateful, true, "", 0, false, false},
+		{"public stateless", stateless, true, "public", time.Hour, false, false},
+		{"private", stateful, true, "private", time.Hour, true, false},
+		{"private stateless", stateless, true, "private", time.Hour, true, false},
+		{"private ttl 0", stateless, true, "private", 0, true, true},
+		{"tools/list needs a grant", stateful, false, "", 0, true, true},
+		{"tools/list needs a grant stateless", stateless, false, "", 0, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as, wrong, lists := catalogueServer(t, tc.kind, tc.anonList, tc.scope, tc.ttl)
+			set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+			ctx := ctxT(t, 60*time.Second)
+			shared := toolNames(set.Tools())
+			if tc.perUser {
+				if len(shared) != 0 {
+					t.Fatalf("shared catalogue %v, want none of a per-user server's tools", shared)
+				}
+			} else if !slices.Equal(shared, []string{"whoami"}) {
+				t.Fatalf("shared catalogue %v, want [whoami] (the anonymous listing)", shared)
+			}
+			for _, u := range []string{"alice", "bob"} {
+				loginTo(t, ctx, set, u)
+			}
+
+			own := map[string]bridge.Tools{}
+			for _, u := range []string{"alice", "bob"} {
+				tools, err := set.ToolsFor(bridge.WithUser(ctx, u))
+				if err != nil {
+					t.Fatalf("%s: ToolsFor: %v", u, err)
+				}
+				want := []string{"whoami"}
+				if tc.perUser {
+					want = []string{"only_" + u, "whoami"}
+				}
+				if got := toolNames(tools); !slices.Equal(got, want) {
+					t.Fatalf("%s's tools %v, want %v", u, got, want)
+				}
+				own[u] = tools
+			}
+
+			// Many calls of both users at once, each with the tools of its own listing.
+			var wg sync.WaitGroup
+			errc := make(chan error, 40)
+			for _, u := range []string{"alice", "bob"} {
+				for range 10 {
+					wg.Go(func() {
+						for _, tl := range own[u] {
+							if out, err := callAs(ctx, tl, u); err != nil || out != u {
+								errc <- fmt.Errorf("%s calling %s: %q, %v", u, tl.Name, out, err)
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				t.Error(err)
+			}
+
+			if tc.perUser {
+				// Bob holding alice's tool is refused before anything is sent.
+				if _, err := callAs(ctx, byName(t, own["alice"], "only_alice"), "bob"); !errors.Is(err, bridge.ErrUnknownTool) {
+					t.Errorf("bob calling alice's tool: %v, want ErrUnknownTool", err)
+				}
+				// A user without a grant gets the shared tools and a needs-login error.
+				tools, err := set.ToolsFor(bridge.WithUser(ctx, "carol"))
+				var nle *bridge.NeedsLoginError
+				if !errors.As(err, &nle) || nle.User != "carol" || nle.Server != "svc" || len(tools) != 0 {
+					t.Errorf("carol without a grant: %v, %v; want no tool and a *NeedsLoginError", toolNames(tools), err)
+				}
+				// A call without a user is refused.
+				if _, err := own["alice"][0].Handler(ctx, json.RawMessage(`{}`)); err == nil {
+					t.Error("a per-user tool called without a user")
+				}
+			}
+
+			// Within ttlMs a user's listing is served from its cache; with ttlMs 0 listed again.
+			before := lists.Load()
+			if _, err := set.ToolsFor(bridge.WithUser(ctx, "alice")); err != nil {
+				t.Fatal(err)
+			}
+			if got := lists.Load() - before; (got == 1) != tc.relists || got > 1 {
+				t.Errorf("ToolsFor listed %d times, want relisting %v", got, tc.relists)
+			}
+			if n := wrong.Load(); n != 0 {
+				t.Fatalf("%d requests carried another user's token", n)
+			}
+		})
+	}
+}
+
+// TestToolsForNeedsAUser: ToolsFor names no tools without a valid user.
+func TestToolsForNeedsAUser(t *testing.T) {
+	as, _, _ := catalogueServer(t, stateful, true, "private", time.Hour)
+	set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+	ctx := ctxT(t, 30*time.Second)
+	for _, c := range []context.Context{ctx, bridge.WithUser(ctx, "")} {
+		if tools, err := set.ToolsFor(c); !errors.Is(err, bridge.ErrInvalidUser) || tools != nil {
+			t.Errorf("ToolsFor without a valid user: %v, %v", toolNames(tools), err)
+		}
+	}
+}
