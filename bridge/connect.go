@@ -65,6 +65,14 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	ctx, cancel := context.WithTimeout(ctx, o.connectTimeout(cfg))
 	defer cancel()
 	sess, initTiming, serr := s.open(ctx)
+	if serr != nil && s.usersOnly(serr) {
+		// Only a user's grant opens the server: no shared session (users_catalogue.go).
+		span.end(s, nil)
+		if o.OnStatus != nil {
+			o.OnStatus(statusCtx, s.Status())
+		}
+		return s, nil
+	}
 	if serr != nil {
 		return fail(s, serr, nil)
 	}

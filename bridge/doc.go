@@ -472,7 +472,10 @@
 //     connected, without a user's credentials (with no grant, or the host's), and shared
 //     by every user (Set.Tools) unless the server says otherwise: a listing with cacheScope
 //     "private" (protocol 2026-07-28, SEP-2549), or a tools/list that needs a user's grant
-//     (401 without one), makes the server's catalogue per user for the server's life. Such
+//     (401 without one), makes the server's catalogue per user for the server's life. A
+//     server that refuses even to start without a user's grant is kept too, with no
+//     shared session: its catalogue is per user and each user's requests go on the user's
+//     own session (on a stateless server as well: there is no shared connection). Such
 //     a server offers no tool in Set.Tools; Set.ToolsFor gives a user the shared tools
 //     plus each per-user server's listing made with that user's token, cached for the
 //     ttlMs the server gave it (0 or none: listed again on each ToolsFor; calls use the

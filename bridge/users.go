@@ -125,8 +125,9 @@ type userTable struct {
 	m     map[string]*userState
 	lru   list.List // of *userState, most recently used first
 	flows map[string]*loginFlow
-	// private is set once the server's catalogue is per user (users_catalogue.go).
-	private atomic.Bool
+	// private is set once the server's catalogue is per user; noShared when the server has
+	// no shared session, since only a user's grant opens it (users_catalogue.go).
+	private, noShared atomic.Bool
 }
 
 // userState is one user's OAuth handler and session on one server; guarded by userTable.mu.
@@ -330,6 +331,9 @@ func (s *Server) dialUser(ctx context.Context, u *userState) (*session, error) {
 	s.catMu.Lock()
 	pin := s.status.ProtocolVersion
 	s.catMu.Unlock()
+	if pin == "" {
+		pin = s.cfg.ProtocolVersion // no shared session (Server.usersOnly)
+	}
 	sctx, cancelSess := context.WithCancel(s.life)
 	stop := context.AfterFunc(ctx, cancelSess)
 	cs, err := s.client.Connect(sctx, conn.Transport(), sessionOptions(pin))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // Per-user catalogues. A per-user server's catalogue (Server.perUser, with Options.Users)
@@ -80,6 +81,24 @@ func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessag
 		s.log.Info("the server's catalogue is per user", "reason", why)
 	}
 	return nil, nil, nil
+}
+
+// usersOnly reports whether a server that could not be opened at Connect (serr) is kept
+// for its users: a per-user server that refused to start without a user's grant. It then
+// has no shared session and its catalogue is per user; each user's requests go on the
+// user's own session.
+func (s *Server) usersOnly(serr *ServerError) bool {
+	if !s.userCatalogues() || !errors.Is(serr, ErrNeedsLogin) {
+		return false
+	}
+	s.users.private.Store(true)
+	s.users.noShared.Store(true)
+	s.catMu.Lock()
+	s.status.Transport = string(transport.KindHTTP)
+	s.hash = serverHash(s.cfg, transport.KindHTTP)
+	s.catMu.Unlock()
+	s.log.Info("the server opens only with a user's grant: sessions and catalogue are per user", "phase", serr.Phase)
+	return true
 }
 
 // userCatalogue returns user id's listing of the server: the cached one when it is fresh

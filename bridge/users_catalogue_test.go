@@ -20,10 +20,11 @@ import (
 )
 
 // catalogueServer is a local OAuth-protected server with the tool whoami and, for alice and
-// bob, a tool only that user lists and may call (oauthtest.OwnTools). anonList lets
-// tools/list through without a token; scope and ttl, when scope is set, are the cacheScope
-// and ttlMs of its listings.
-func catalogueServer(t *testing.T, kind string, anonList bool, scope string, ttl time.Duration) (as *oauthtest.Server, wrong, lists *atomic.Int64) {
+// bob, a tool only that user lists and may call (oauthtest.OwnTools). anon is what it
+// answers without a token: "all" but tools/call, "init" (initialize and server/discover,
+// not tools/list) or "none"; scope and ttl, when scope is set, are the cacheScope and ttlMs
+// of its listings.
+func catalogueServer(t *testing.T, kind, anon, scope string, ttl time.Duration) (as *oauthtest.Server, wrong, lists *atomic.Int64) {
 	t.Helper()
 	wrong, lists = new(atomic.Int64), new(atomic.Int64)
 	opts := &mcp.ServerOptions{}
@@ -36,11 +37,12 @@ func catalogueServer(t *testing.T, kind string, anonList bool, scope string, ttl
 	oauthtest.UserTool(srv, wrong)
 	oauthtest.OwnTools(srv, wrong, lists, "alice", "bob")
 	as = oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: kind == stateless, Logger: discard()})
-	anon := []string{"initialize", "notifications/initialized", "server/discover"}
-	if anonList {
-		anon = append(anon, "tools/list")
+	switch anon {
+	case "all":
+		as.AllowAnonymous("initialize", "notifications/initialized", "server/discover", "tools/list")
+	case "init":
+		as.AllowAnonymous("initialize", "notifications/initialized", "server/discover")
 	}
-	as.AllowAnonymous(anon...)
 	t.Cleanup(as.Close)
 	return as, wrong, lists
 }
@@ -82,30 +84,32 @@ func callAs(ctx context.Context, tl bridge.Tool, user string) (string, error) {
 }
 
 // TestCatalogueSharedOrPerUser fails when a catalogue is shared although the server did
-// not allow it (cacheScope "private", or a tools/list that needs the user's grant), or kept
-// per user although it did; when a user's listing is served to another user, listed
+// not allow it (cacheScope "private", a tools/list that needs the user's grant, or a server
+// that opens only with a user's grant), or kept per user although it did; when a user's listing is served to another user, listed
 // again within its ttlMs, or kept past it; or when a user can call a tool of another
 // user's catalogue.
 func TestCatalogueSharedOrPerUser(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		kind     string
-		anonList bool
-		scope    string
-		ttl      time.Duration
-		perUser  bool
-		relists  bool // every ToolsFor lists again (ttlMs 0)
+		name    string
+		kind    string
+		anon    string // what the server answers without a token (catalogueServer)
+		scope   string
+		ttl     time.Duration
+		perUser bool
+		relists bool // every ToolsFor lists again (ttlMs 0)
 	}{
-		{"public", stateful, true, "", 0, false, false},
-		{"public stateless", stateless, true, "public", time.Hour, false, false},
-		{"private", stateful, true, "private", time.Hour, true, false},
-		{"private stateless", stateless, true, "private", time.Hour, true, false},
-		{"private ttl 0", stateless, true, "private", 0, true, true},
-		{"tools/list needs a grant", stateful, false, "", 0, true, true},
-		{"tools/list needs a grant stateless", stateless, false, "", 0, true, true},
+		{"public", stateful, "all", "", 0, false, false},
+		{"public stateless", stateless, "all", "public", time.Hour, false, false},
+		{"private", stateful, "all", "private", time.Hour, true, false},
+		{"private stateless", stateless, "all", "private", time.Hour, true, false},
+		{"private ttl 0", stateless, "all", "private", 0, true, true},
+		{"tools/list needs a grant", stateful, "init", "", 0, true, true},
+		{"tools/list needs a grant stateless", stateless, "init", "", 0, true, true},
+		{"everything needs a grant", stateful, "none", "", 0, true, true},
+		{"everything needs a grant stateless", stateless, "none", "", 0, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			as, wrong, lists := catalogueServer(t, tc.kind, tc.anonList, tc.scope, tc.ttl)
+			as, wrong, lists := catalogueServer(t, tc.kind, tc.anon, tc.scope, tc.ttl)
 			set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
 			ctx := ctxT(t, 60*time.Second)
 			shared := toolNames(set.Tools())
@@ -190,7 +194,7 @@ func TestCatalogueSharedOrPerUser(t *testing.T) {
 
 // TestToolsForNeedsAUser: ToolsFor names no tools without a valid user.
 func TestToolsForNeedsAUser(t *testing.T) {
-	as, _, _ := catalogueServer(t, stateful, true, "private", time.Hour)
+	as, _, _ := catalogueServer(t, stateful, "all", "private", time.Hour)
 	set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
 	ctx := ctxT(t, 30*time.Second)
 	for _, c := range []context.Context{ctx, bridge.WithUser(ctx, "")} {

@@ -51,6 +51,9 @@ func (s *Server) stateless(sess *session) bool {
 // go on the user's own session (a stateful server, or a call that may become a task). A
 // user without a grant gets a *NeedsLoginError at once, without contacting the server.
 func (s *Server) userView(ctx context.Context, id string, rt *remoteTool) (view *session, release func(), ok bool, err error) {
+	if s.users.noShared.Load() {
+		return nil, nil, false, nil
+	}
 	shared, err := s.session(ctx)
 	if err != nil {
 		return nil, nil, false, err
