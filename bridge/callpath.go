@@ -66,6 +66,7 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared}
 	if sess.userOAuth != nil {
 		opts.OAuth = sess.userOAuth // a user's call on a stateless server (users_stateless.go)
+		s.paths.userDirect.Add(1)
 	}
 	if progressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {

@@ -127,7 +127,8 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		Logger:                      log,
 		Capabilities:                caps,
 		ProgressNotificationHandler: s.progress.deliver,
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			s.userToolsChanged(req.Session) // users_catalogue.go
 			s.relistSoon()
 		},
 	}

@@ -141,6 +141,7 @@ type userState struct {
 	el      *list.Element
 	cat     *userCat    // the user's catalogue, on a server whose catalogue is per user
 	listing *catListing // the listing under way for cat
+	catGen  int         // counts the times cat was found stale (tools/list_changed)
 }
 
 func (o *UserOptions) maxSessions() int {

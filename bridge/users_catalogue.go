@@ -50,6 +50,7 @@ type userCat struct {
 
 // catListing is one listing for a user, shared by that user's concurrent callers.
 type catListing struct {
+	gen  int // the user's catGen when it started: a listing older than a change is not kept
 	done chan struct{}
 	cat  *userCat
 	err  error
@@ -116,7 +117,7 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*use
 	}
 	l := u.listing
 	if l == nil {
-		l = &catListing{done: make(chan struct{})}
+		l = &catListing{gen: u.catGen, done: make(chan struct{})}
 		u.listing = l
 		u.busy++ // kept while it lists
 		s.background(func() { s.listUser(u, l) })
@@ -165,12 +166,34 @@ func (s *Server) listUser(u *userState, l *catListing) {
 	s.users.mu.Lock()
 	u.listing = nil
 	u.busy--
-	if c != nil {
+	if c != nil && u.catGen == l.gen {
 		u.cat = c
 	}
 	l.cat, l.err = c, err
 	s.users.mu.Unlock()
 	close(l.done)
+}
+
+// userToolsChanged drops the per-user catalogues a tools/list_changed on session cs makes
+// stale: its user's, or every user's when cs is not a user's session. Each is listed again
+// when next needed.
+func (s *Server) userToolsChanged(cs *mcp.ClientSession) {
+	if !s.users.private.Load() {
+		return
+	}
+	s.users.mu.Lock()
+	defer s.users.mu.Unlock()
+	for _, u := range s.users.m {
+		if u.sess != nil && u.sess.cs == cs {
+			u.cat = nil
+			u.catGen++
+			return
+		}
+	}
+	for _, u := range s.users.m {
+		u.cat = nil
+		u.catGen++
+	}
 }
 
 // listedTool is the tool a call of ctx resolves name to: on a server with per-user

@@ -25,6 +25,12 @@ import (
 // not tools/list) or "none"; scope and ttl, when scope is set, are the cacheScope and ttlMs
 // of its listings.
 func catalogueServer(t *testing.T, kind, anon, scope string, ttl time.Duration) (as *oauthtest.Server, wrong, lists *atomic.Int64) {
+	as, wrong, lists, _ = catalogueServerMCP(t, kind, anon, scope, ttl)
+	return as, wrong, lists
+}
+
+// catalogueServerMCP is catalogueServer, also returning the MCP server.
+func catalogueServerMCP(t *testing.T, kind, anon, scope string, ttl time.Duration) (as *oauthtest.Server, wrong, lists *atomic.Int64, srv *mcp.Server) {
 	t.Helper()
 	wrong, lists = new(atomic.Int64), new(atomic.Int64)
 	opts := &mcp.ServerOptions{}
@@ -33,7 +39,7 @@ func catalogueServer(t *testing.T, kind, anon, scope string, ttl time.Duration) 
 			c.CacheScope, c.TTLMs = scope, int(ttl/time.Millisecond)
 		}
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "catalogue", Version: "1"}, opts)
+	srv = mcp.NewServer(&mcp.Implementation{Name: "catalogue", Version: "1"}, opts)
 	oauthtest.UserTool(srv, wrong)
 	oauthtest.OwnTools(srv, wrong, lists, "alice", "bob")
 	as = oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: kind == stateless, Logger: discard()})
@@ -44,7 +50,7 @@ func catalogueServer(t *testing.T, kind, anon, scope string, ttl time.Duration) 
 		as.AllowAnonymous("initialize", "notifications/initialized", "server/discover")
 	}
 	t.Cleanup(as.Close)
-	return as, wrong, lists
+	return as, wrong, lists, srv
 }
 
 // loginTo authorizes server svc for user through the web login, without calling a tool.
@@ -200,6 +206,37 @@ func TestToolsForNeedsAUser(t *testing.T) {
 	for _, c := range []context.Context{ctx, bridge.WithUser(ctx, "")} {
 		if tools, err := set.ToolsFor(c); !errors.Is(err, bridge.ErrInvalidUser) || tools != nil {
 			t.Errorf("ToolsFor without a valid user: %v, %v", toolNames(tools), err)
+		}
+	}
+}
+
+// TestUserCatalogueFollowsListChanged: a tools/list_changed makes a user's cached listing
+// stale before its ttlMs ends.
+func TestUserCatalogueFollowsListChanged(t *testing.T) {
+	as, _, _, srv := catalogueServerMCP(t, stateful, "all", "private", time.Hour)
+	set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+	ctx := ctxT(t, 30*time.Second)
+	loginTo(t, ctx, set, "alice")
+	alice := bridge.WithUser(ctx, "alice")
+	if tools, err := set.ToolsFor(alice); err != nil || !slices.Equal(toolNames(tools), []string{"only_alice", "whoami"}) {
+		t.Fatalf("alice's tools: %v, %v", toolNames(tools), err)
+	}
+	srv.AddTool(&mcp.Tool{Name: "extra", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	want := []string{"extra", "only_alice", "whoami"}
+	for {
+		tools, err := set.ToolsFor(alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(toolNames(tools), want) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("alice's tools %v after the change, want %v", toolNames(tools), want)
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

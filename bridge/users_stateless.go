@@ -85,7 +85,6 @@ func (s *Server) userView(ctx context.Context, id string, rt *remoteTool) (view 
 	// taskCaps stays zero: a view never taps a call as a task (checked above on shared's).
 	view = &session{cs: shared.cs, conn: shared.conn, cancel: func() {}, dead: shared.dead, started: shared.started, shared: shared, userOAuth: u.h}
 	view.path.once.Do(func() { view.path.direct, view.path.protocol = shared.path.choose(shared) })
-	s.paths.userDirect.Add(1)
 	return view, release, true, nil
 }
 
