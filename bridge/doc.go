@@ -466,8 +466,9 @@
 //     goes on the shared connection with the user's OAuth handler, which supplies the
 //     user's bearer token and refreshes it on a 401; the handler is all the bridge keeps
 //     for the user. The few requests of a user there that need go-sdk's session (a call
-//     that runs as an MCP task or asks for input, resources/read, prompts, listing the
-//     user's tools) open a session for the user on first need, bounded like the others.
+//     that runs as an MCP task or asks for input, resources/read, prompts) open a session
+//     for the user on first need, bounded like the others; listing a user's tools opens
+//     one for the listing only.
 //   - The catalogue (the tools the model sees) is listed once, when the server is
 //     connected, without a user's credentials (with no grant, or the host's), and shared
 //     by every user (Set.Tools) unless the server says otherwise: a listing with cacheScope

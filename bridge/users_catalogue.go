@@ -141,11 +141,17 @@ func (s *Server) listUser(u *userState, l *catListing) {
 		raw    map[string]json.RawMessage
 		li     listInfo
 	)
-	err := s.do(ctx, PhaseList, "tools/list", true, func(ctx context.Context, sess *session) error {
+	list := func(ctx context.Context, sess *session) error {
 		var err error
 		listed, raw, li, err = s.listPages(ctx, sess)
 		return err
-	})
+	}
+	var err error
+	if s.statelessShared() {
+		err = s.listOnce(ctx, u, list)
+	} else {
+		err = s.do(ctx, PhaseList, "tools/list", true, list)
+	}
 	var c *userCat
 	if err == nil {
 		s.mu.Lock()
@@ -194,6 +200,36 @@ func (s *Server) userToolsChanged(cs *mcp.ClientSession) {
 		u.cat = nil
 		u.catGen++
 	}
+}
+
+// statelessShared reports whether the server's shared session is stateless (see
+// Server.stateless).
+func (s *Server) statelessShared() bool {
+	if s.users.noShared.Load() {
+		return false
+	}
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	return sess != nil && s.stateless(sess)
+}
+
+// listOnce runs list on a session opened for it with u's token and closed after it: a
+// stateless server keeps no session for a user, and neither does the bridge.
+func (s *Server) listOnce(ctx context.Context, u *userState, list func(context.Context, *session) error) error {
+	sess, err := s.dialUser(ctx, u)
+	if err == nil {
+		err = list(ctx, sess)
+		s.background(func() { _ = sess.close() })
+	}
+	if err != nil {
+		var se *ServerError
+		if errors.As(err, &se) {
+			return se
+		}
+		return &ServerError{Server: s.cfg.ID, Phase: PhaseList, Err: fmt.Errorf("tools/list: %w", s.userErr(u.id, err))}
+	}
+	return nil
 }
 
 // listedTool is the tool a call of ctx resolves name to: on a server with per-user

@@ -183,6 +183,16 @@ func TestCatalogueSharedOrPerUser(t *testing.T) {
 				}
 			}
 
+			// Sessions per user only on the stateful server (and on one that opens only with a
+			// user's grant, which has no shared connection).
+			sessions := 0
+			if tc.kind == stateful || tc.anon == "none" {
+				sessions = 2
+			}
+			if n := set.Servers()[0].UserSessions(); n != sessions {
+				t.Errorf("%d user sessions, want %d", n, sessions)
+			}
+
 			// Within ttlMs a user's listing is served from its cache; with ttlMs 0 listed again.
 			before := lists.Load()
 			if _, err := set.ToolsFor(bridge.WithUser(ctx, "alice")); err != nil {

@@ -15,7 +15,8 @@ import (
 // (transport.CallOptions.OAuth): no session, connection or client per user, only the
 // handler, which the userTable bounds like the sessions of stateful servers. The few
 // requests that need go-sdk's session (a call that becomes an MCP task or asks for input,
-// resources/read, prompts) get the user's own session, opened on first need.
+// resources/read, prompts) get the user's own session, opened on first need; a listing of
+// the user's tools gets one for the listing only (Server.listOnce).
 
 // toolsCallKey marks the ctx of a tools/call (Server.send) on a per-user server with the
 // tool called; sessionFor then lets it go direct with the user's handler.
