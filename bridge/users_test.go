@@ -441,3 +441,72 @@ func TestUserCallPath(t *testing.T) {
 		})
 	}
 }
+
+// TestUserInputOnStatelessServer: a user's call on a stateless server that asks for input
+// (2026-07-28 multi-round-trip) goes on with that user's token in every round: the first
+// direct, on the shared connection; the retry with the answer on the user's own session,
+// opened for it.
+func TestUserInputOnStatelessServer(t *testing.T) {
+	var wrong, rounds atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "confirm", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "confirm", InputSchema: json.RawMessage(`{"type":"object","properties":{"user":{"type":"string"}}}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			rounds.Add(1)
+			var args struct{ User string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			if ti := req.Extra.TokenInfo; ti == nil || oauthtest.UserArg(ti.UserID) != args.User {
+				wrong.Add(1)
+				return nil, errors.New("this request's token is not the caller's")
+			}
+			if r, ok := req.Params.InputResponses["ok"].(*mcp.ElicitResult); ok {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.User + " " + r.Action}}}, nil
+			}
+			return &mcp.CallToolResult{
+				InputRequests: mcp.InputRequestMap{"ok": &mcp.ElicitParams{Message: "sure?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)}},
+				RequestState:  "s",
+			}, nil
+		})
+	as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: true, Logger: discard()})
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	t.Cleanup(as.Close)
+	o := oauthOpts(&bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+	o.Users = &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback"}
+	o.OnElicitation = func(context.Context, *bridge.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}
+	set, err := connectSet(t, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, o)
+	if err != nil || len(set.Failed()) > 0 {
+		t.Fatalf("connect: %v %v", err, set.Failed())
+	}
+	ctx := ctxT(t, 60*time.Second)
+	users := []string{"alice", "bob"}
+	for _, u := range users {
+		loginTo(t, ctx, set, u)
+	}
+	h := byName(t, set.Tools(), "confirm").Handler
+	var wg sync.WaitGroup
+	for _, u := range users {
+		for range 3 {
+			wg.Go(func() {
+				out, err := h(bridge.WithUser(ctx, u), json.RawMessage(`{"user":"`+oauthtest.UserArg(u)+`"}`))
+				if want := oauthtest.UserArg(u) + " accept"; err != nil || out != want {
+					t.Errorf("%s: %q, %v; want %q", u, out, err, want)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	s := set.Servers()[0]
+	if n := wrong.Load(); n != 0 {
+		t.Fatalf("%d requests carried another user's token", n)
+	}
+	if n := rounds.Load(); n != 12 {
+		t.Errorf("%d rounds, want 12 (two per call)", n)
+	}
+	if n := s.UserDirectCalls(); n != 6 {
+		t.Errorf("%d first rounds direct with the user's token, want 6", n)
+	}
+	if n := s.UserSessions(); n != len(users) {
+		t.Errorf("%d user sessions, want %d (opened for the retries)", n, len(users))
+	}
+}
