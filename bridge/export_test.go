@@ -6,3 +6,10 @@ func (s *Server) CallPaths() (direct, sdk int64) { return s.paths.direct.Load(),
 // UserDirectCalls returns how many users' tools/call of s went on the shared connection of
 // a stateless server with the user's OAuth handler.
 func (s *Server) UserDirectCalls() int64 { return s.paths.userDirect.Load() }
+
+// UserStates returns how many users s keeps state for (handler, session, catalogue).
+func (s *Server) UserStates() int {
+	s.users.mu.Lock()
+	defer s.users.mu.Unlock()
+	return len(s.users.m)
+}

@@ -343,6 +343,9 @@ func TestProxyNamesTheUser(t *testing.T) {
 	}
 }
 
+// TestUserSessionsAreBounded: the users a server keeps state for are bounded by
+// MaxSessions and IdleTimeout, on the stateful server (a session each) and the stateless one
+// (an OAuth handler each, no session).
 func TestUserSessionsAreBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -352,40 +355,52 @@ func TestUserSessionsAreBounded(t *testing.T) {
 		{"cap", bridge.UserOptions{MaxSessions: 2}, 2},
 		{"idle", bridge.UserOptions{IdleTimeout: time.Nanosecond}, 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			as, wrong := usersServer(t)
-			o := oauthOpts(&bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
-			uo := tc.uo
-			uo.RedirectURL = "http://127.0.0.1:1/callback"
-			o.Users = &uo
-			set, err := connectSet(t, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, o)
-			if err != nil || len(set.Failed()) > 0 {
-				t.Fatalf("connect: %v %v", err, set.Failed())
-			}
-			ctx := ctxT(t, 60*time.Second)
-			users := []string{"a", "b", "c", "d"}
-			for _, u := range users {
-				login(t, ctx, set, u)
-				if out, err := whoami(ctx, set, u, u); err != nil || out != u {
-					t.Fatalf("%s: %q, %v", u, out, err)
+		for _, kind := range []string{stateful, stateless} {
+			t.Run(tc.name+" "+kind, func(t *testing.T) {
+				as, wrong := usersServerOf(t, kind)
+				o := oauthOpts(&bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+				uo := tc.uo
+				uo.RedirectURL = "http://127.0.0.1:1/callback"
+				o.Users = &uo
+				set, err := connectSet(t, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, o)
+				if err != nil || len(set.Failed()) > 0 {
+					t.Fatalf("connect: %v %v", err, set.Failed())
 				}
-			}
-			if n := set.Servers()[0].UserSessions(); n != tc.want {
-				t.Errorf("%d user sessions, want %d", n, tc.want)
-			}
-			// Evicted users' next calls reopen their sessions from the stored grants.
-			for _, u := range users {
-				if out, err := whoami(ctx, set, u, u); err != nil || out != u {
-					t.Fatalf("%s again: %q, %v", u, out, err)
+				ctx := ctxT(t, 60*time.Second)
+				s := set.Servers()[0]
+				sessions := tc.want
+				if kind == stateless {
+					sessions = 0
 				}
-			}
-			if n := set.Servers()[0].UserSessions(); n != tc.want {
-				t.Errorf("%d user sessions after reopening, want %d", n, tc.want)
-			}
-			if wrong.Load() != 0 {
-				t.Fatalf("%d cross-user requests", wrong.Load())
-			}
-		})
+				check := func(when string) {
+					t.Helper()
+					if n := s.UserSessions(); n != sessions {
+						t.Errorf("%s: %d user sessions, want %d", when, n, sessions)
+					}
+					if n := s.UserStates(); n != tc.want {
+						t.Errorf("%s: state kept for %d users, want %d", when, n, tc.want)
+					}
+				}
+				users := []string{"a", "b", "c", "d"}
+				for _, u := range users {
+					login(t, ctx, set, u)
+					if out, err := whoami(ctx, set, u, u); err != nil || out != u {
+						t.Fatalf("%s: %q, %v", u, out, err)
+					}
+				}
+				check("after the logins")
+				// Evicted users' next calls rebuild their state from the stored grants.
+				for _, u := range users {
+					if out, err := whoami(ctx, set, u, u); err != nil || out != u {
+						t.Fatalf("%s again: %q, %v", u, out, err)
+					}
+				}
+				check("after calling again")
+				if wrong.Load() != 0 {
+					t.Fatalf("%d cross-user requests", wrong.Load())
+				}
+			})
+		}
 	}
 }
 
