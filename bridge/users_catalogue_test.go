@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/internal/oauthtest"
 )
@@ -180,6 +182,17 @@ func TestCatalogueSharedOrPerUser(t *testing.T) {
 				// A call without a user is refused.
 				if _, err := own["alice"][0].Handler(ctx, json.RawMessage(`{}`)); err == nil {
 					t.Error("a per-user tool called without a user")
+				}
+				// An App's call through the proxy resolves in its user's catalogue too.
+				proxy := func(user string) (json.RawMessage, error) {
+					return set.Proxy(bridge.WithUser(ctx, user), apps.ProxyRequest{ServerID: "svc", Method: "tools/call",
+						Params: json.RawMessage(`{"name":"only_alice","arguments":{"user":"` + oauthtest.UserArg(user) + `"}}`)})
+				}
+				if out, err := proxy("alice"); err != nil || !strings.Contains(string(out), oauthtest.UserArg("alice")) {
+					t.Errorf("alice's App calling her tool: %s, %v", out, err)
+				}
+				if _, err := proxy("bob"); !errors.Is(err, apps.ErrToolNotAllowed) {
+					t.Errorf("bob's App calling alice's tool: %v, want ErrToolNotAllowed", err)
 				}
 			}
 
