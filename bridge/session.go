@@ -109,8 +109,7 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded, shared bool) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)
-	ctx = s.markToolsCall(ctx, rt)
-	err := s.doBounded(ctx, bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
+	err := s.doBounded(s.markToolsCall(ctx, rt), bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return ErrToolGone
 		}

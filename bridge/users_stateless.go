@@ -18,8 +18,9 @@ import (
 // resources/read, prompts) get the user's own session, opened on first need; a listing of
 // the user's tools gets one for the listing only (Server.listOnce).
 
-// toolsCallKey marks the ctx of a tools/call (Server.send) on a per-user server with the
-// tool called; sessionFor then lets it go direct with the user's handler.
+// toolsCallKey marks the ctx of a tools/call's own request (Server.send; not the task
+// polls or retries that follow it) on a per-user server with the tool called; sessionFor
+// then lets it go direct with the user's handler.
 type toolsCallKey struct{}
 
 // errUserView is returned if a user's call on a shared stateless session were to leave the
