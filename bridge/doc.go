@@ -498,7 +498,8 @@
 // state, for UserOptions.LoginTimeout at most; it waits a bounded time for the outcome.
 // integration's replica tests run two replica processes on a real redis-server.
 //
-// Example_users is a web host serving several users against the local test servers.
+// Example_users is a web host serving several users against the local test servers;
+// ExampleSet_ToolsFor a server whose catalogue is per user.
 //
 // # Hostile servers
 //
