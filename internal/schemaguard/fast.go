@@ -1,6 +1,7 @@
 package schemaguard
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -329,6 +330,257 @@ func fastInEnum(enum []any, v any) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// acceptsJSON is accepts for the JSON text of a value, read in place: the arguments of a
+// call are checked without decoding them. b must be valid JSON (NormalizeArgs checked it);
+// anything unusual (an escaped or invalid UTF-8 string that needs measuring, a repeated
+// key) is left to the decoded path by returning false.
+func (f *fastSchema) acceptsJSON(b []byte) bool {
+	s := fastScan{b: b}
+	if !s.value(f, 0) {
+		return false
+	}
+	return s.ws() == len(b)
+}
+
+// fastScan reads valid JSON for acceptsJSON.
+type fastScan struct {
+	b []byte
+	i int
+}
+
+func (s *fastScan) ws() int {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return s.i
+		}
+	}
+	return s.i
+}
+
+// value checks the value at s.i against f (nil: any value) and moves past it.
+func (s *fastScan) value(f *fastSchema, depth int) bool {
+	if s.ws() >= len(s.b) || depth > maxFastDepth+1 {
+		return false
+	}
+	if f == nil || f.anyElement {
+		return s.skip()
+	}
+	var kind uint8
+	switch c := s.b[s.i]; {
+	case c == '{':
+		kind = fastObject
+		if !s.object(f, depth) {
+			return false
+		}
+	case c == '[':
+		kind = fastArray
+		if !s.array(f, depth) {
+			return false
+		}
+	case c == '"':
+		kind = fastString
+		start := s.i
+		if !s.skip() {
+			return false
+		}
+		inner := s.b[start+1 : s.i-1]
+		if f.minLen >= 0 || f.maxLen >= 0 || f.hasEnum {
+			if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+				return false // measured and compared on the decoded path
+			}
+		}
+		if f.minLen >= 0 || f.maxLen >= 0 {
+			n := utf8.RuneCount(inner)
+			if (f.minLen >= 0 && n < f.minLen) || (f.maxLen >= 0 && n > f.maxLen) {
+				return false
+			}
+		}
+		if f.types != 0 && f.types&kind == 0 {
+			return false
+		}
+		if f.hasEnum {
+			for _, e := range f.enum {
+				if es, ok := e.(string); ok && es == string(inner) {
+					return true
+				}
+			}
+			return false
+		}
+		return true
+	case c == 't' || c == 'f':
+		kind = fastBool
+		v := c == 't'
+		if !s.skip() {
+			return false
+		}
+		if f.hasEnum && !slices.Contains(f.enum, any(v)) {
+			return false
+		}
+	case c == 'n':
+		kind = fastNull
+		if !s.skip() {
+			return false
+		}
+		if f.hasEnum && !slices.Contains(f.enum, nil) {
+			return false
+		}
+	default:
+		kind = fastNumber
+		start := s.i
+		if !s.skip() {
+			return false
+		}
+		if bytes.IndexAny(s.b[start:s.i], ".eE") < 0 {
+			kind |= fastInteger
+		}
+		if f.hasEnum {
+			return false // enums hold no numbers
+		}
+	}
+	if f.types != 0 && f.types&kind == 0 {
+		return false
+	}
+	if f.hasEnum && (kind == fastObject || kind == fastArray) {
+		return false
+	}
+	return true
+}
+
+func (s *fastScan) object(f *fastSchema, depth int) bool {
+	s.i++ // {
+	var buf [16][]byte
+	seen := buf[:0] // the keys so far
+	for {
+		if s.ws() >= len(s.b) {
+			return false
+		}
+		if s.b[s.i] == '}' {
+			s.i++
+			break
+		}
+		if s.b[s.i] == ',' {
+			s.i++
+			s.ws()
+		}
+		start := s.i
+		if !s.skip() {
+			return false
+		}
+		key := s.b[start+1 : s.i-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		for _, k := range seen {
+			if bytes.Equal(k, key) {
+				return false // a repeated key: the decoded path keeps the last
+			}
+		}
+		seen = append(seen, key)
+		if s.ws() >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		p, known := f.props[string(key)]
+		if !known && f.noExtra {
+			return false
+		}
+		if !s.value(p, depth+1) {
+			return false
+		}
+	}
+	for _, r := range f.required {
+		found := false
+		for _, k := range seen {
+			if string(k) == r {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *fastScan) array(f *fastSchema, depth int) bool {
+	s.i++ // [
+	n := 0
+	for {
+		if s.ws() >= len(s.b) {
+			return false
+		}
+		if s.b[s.i] == ']' {
+			s.i++
+			break
+		}
+		if s.b[s.i] == ',' {
+			s.i++
+		}
+		if !s.value(f.items, depth+1) {
+			return false
+		}
+		n++
+	}
+	return (f.minItems < 0 || n >= f.minItems) && (f.maxItems < 0 || n <= f.maxItems)
+}
+
+// skip moves past the value at s.i (valid JSON), however deeply nested, without recursion.
+func (s *fastScan) skip() bool {
+	if s.ws() >= len(s.b) {
+		return false
+	}
+	nest := 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			s.i++
+			for s.i < len(s.b) && s.b[s.i] != '"' {
+				if s.b[s.i] == '\\' {
+					s.i++
+				}
+				s.i++
+			}
+			if s.i >= len(s.b) {
+				return false
+			}
+			s.i++
+		case '{', '[':
+			nest++
+			s.i++
+			continue
+		case '}', ']':
+			if nest == 0 {
+				return false
+			}
+			nest--
+			s.i++
+		case ',', ':', ' ', '\t', '\n', '\r':
+			s.i++
+			continue
+		default: // a number or a literal
+			for s.i < len(s.b) && !fastDelim(s.b[s.i]) {
+				s.i++
+			}
+		}
+		if nest == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func fastDelim(c byte) bool {
+	switch c {
+	case ',', ':', ']', '}', ' ', '\t', '\n', '\r':
+		return true
 	}
 	return false
 }

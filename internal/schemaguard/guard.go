@@ -318,6 +318,9 @@ func valueSize(v any, maxDepth int) (nodes int64, depth int) {
 // an error wrapping ErrValidationSkipped; the caller passes them on unvalidated (the server
 // validates them).
 func (l *Schema) ValidateJSON(ctx context.Context, args json.RawMessage) error {
+	if l.fast != nil && l.fast.acceptsJSON(args) {
+		return nil // read in place: no decoding, no compiling
+	}
 	inst, err := DecodeArgs(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
