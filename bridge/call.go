@@ -10,6 +10,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/results"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // toolCall is one tool call on its way through call.
@@ -117,12 +118,15 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 		}
 		label = rt.label
-		// Our own work (validation) counts against the call's deadline like the server's.
-		var cancel context.CancelFunc
+		// Our own work (validation) counts against the call's deadline like the server's,
+		// and Close ends the call from here on, as it would in send (transport.Bound: the
+		// direct path waits on the bounds without merging them into a context).
 		budget := s.callBudget(c.remote) // the call timeout, or the task timeout (tasks.go)
 		if !bounded && ob == nil {
-			ctx, cancel = context.WithTimeout(ctx, budget)
-			defer cancel()
+			var release func()
+			ctx, release = transport.Bound(ctx, s.life, budget)
+			defer release()
+			bounded = budget == s.opts.callTimeout(s.cfg)
 		}
 		a, err := s.modelArgs(ctx, rt, c.args)
 		if err != nil {
@@ -134,11 +138,6 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
 		}
 		r.args = a
-		if !bounded && ob == nil { // Close ends the call from here on, as it would in send
-			stop := context.AfterFunc(s.life, cancel)
-			defer stop()
-			bounded = budget == s.opts.callTimeout(s.cfg)
-		}
 	default:
 		label = rt.label
 		r.args = c.args

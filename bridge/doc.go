@@ -480,9 +480,10 @@
 //     a server offers no tool in Set.Tools; Set.ToolsFor gives a user the shared tools
 //     plus each per-user server's listing made with that user's token, cached for the
 //     ttlMs the server gave it or until a tools/list_changed (0 or none: listed again on
-//     each ToolsFor; calls use the last listing). A user without a grant gets the other tools and a *NeedsLoginError for
-//     that server. A per-user tool's Handler calls for the user of its ctx and refuses,
-//     wrapping ErrUnknownTool, a user whose own listing has no such tool.
+//     each ToolsFor; calls use the last listing). A user without a grant gets the other
+//     tools and a *NeedsLoginError for that server. A per-user tool's Handler calls for
+//     the user of its ctx and refuses, wrapping ErrUnknownTool, a user whose own listing
+//     has no such tool.
 //   - stdio servers stay shared: one process serves every user, since it carries the
 //     host's environment and credentials rather than a user's, and a process per user is
 //     the cost a multi-user host cannot pay. Servers without auth and client credentials

@@ -60,11 +60,9 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 	// The server's text may quote a secret it was sent.
 	defer func() { err = s.secrets.maskErr(ctx, err) }()
 	if !bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-		stop := context.AfterFunc(s.life, cancel)
-		defer stop()
+		var release func()
+		ctx, release = transport.Bound(ctx, s.life, timeout)
+		defer release()
 	}
 	for attempt := 0; ; attempt++ {
 		sess, release, err := s.sessionFor(ctx)

@@ -290,6 +290,7 @@ type directCalls struct {
 	term    error     // why the connection ended, once it did
 	stand   standIns  // go-sdk requests a ping stands in for (resume.go)
 	pool    sync.Pool // answered pendingCalls, for reuse
+	timers  waitTimers
 }
 
 // writeFunc writes one message on a connection.
@@ -326,14 +327,12 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 		}
 		return nil, fmt.Errorf("calling %q: %w", method, err)
 	}
-	select {
-	case <-pc.done:
-	case <-ctx.Done():
+	if err := d.timers.wait(ctx, pc.done); err != nil {
 		if d.forget(n) {
 			d.release(pc) // nothing can answer it any more
-			go notifyCancelled(write, n, ctx)
+			go notifyCancelled(write, n, ctx, err)
 		}
-		return nil, ctx.Err()
+		return nil, err
 	}
 	resp, perr := pc.resp, pc.err
 	d.release(pc)
@@ -356,11 +355,11 @@ func (d *directCalls) forget(n int64) bool {
 }
 
 // notifyCancelled tells the server that direct call n was abandoned.
-func notifyCancelled(write writeFunc, n int64, ctx context.Context) {
+func notifyCancelled(write writeFunc, n int64, ctx context.Context, why error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 	defer cancel()
 	params := []byte(`{"requestId":` + strconv.FormatInt(n, 10) + `,"reason":`)
-	params = appendString(params, ctx.Err().Error())
+	params = appendString(params, why.Error())
 	params = append(params, '}')
 	_ = write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
 }

@@ -1,0 +1,145 @@
+package transport
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bound returns a context that is parent ended also by timeout and by life's end (a
+// server's Close), and the function that releases it when the request is over. It is what
+// context.WithTimeout plus context.AfterFunc(life, cancel) give, without their cost on the
+// common path: a direct call (CallTool on stdio and in-process connections) waits on
+// parent, life and a pooled timer itself and never needs the merged context. Anything
+// that asks for Done gets a real one, made then: context.WithDeadline of parent,
+// cancelled when life ends; from then on Value and Err are that context's, so its
+// children attach to it directly. Before that, Err is computed (parent's error, Canceled
+// once life ended, DeadlineExceeded once the deadline passed) and Value is parent's.
+// (One difference remains: context.Cause of a Bound on which nobody called Done reports
+// parent's cause.)
+func Bound(parent, life context.Context, timeout time.Duration) (context.Context, func()) {
+	b := &bound{parent: parent, life: life, deadline: time.Now().Add(timeout)}
+	return b, b.release
+}
+
+// bound is Bound's context.
+type bound struct {
+	parent   context.Context
+	life     context.Context
+	deadline time.Time
+
+	once     sync.Once
+	merged   atomic.Pointer[mergedBound] // set by Done
+	released atomic.Bool
+}
+
+// mergedBound is the real context a bound became when something asked for Done.
+type mergedBound struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   func() bool
+}
+
+func (b *bound) Deadline() (time.Time, bool) {
+	if d, ok := b.parent.Deadline(); ok && d.Before(b.deadline) {
+		return d, true
+	}
+	return b.deadline, true
+}
+
+func (b *bound) Done() <-chan struct{} {
+	b.once.Do(func() {
+		ctx, cancel := context.WithDeadline(b.parent, b.deadline)
+		stop := context.AfterFunc(b.life, cancel)
+		b.merged.Store(&mergedBound{ctx: ctx, cancel: cancel, stop: stop})
+	})
+	if m := b.merged.Load(); m != nil {
+		return m.ctx.Done()
+	}
+	// Released before anything asked for Done: over, like a cancelled context.
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+func (b *bound) Err() error {
+	if m := b.merged.Load(); m != nil {
+		return m.ctx.Err()
+	}
+	if b.released.Load() {
+		return context.Canceled
+	}
+	if err := b.parent.Err(); err != nil {
+		return err
+	}
+	if b.life.Err() != nil {
+		return context.Canceled
+	}
+	if !time.Now().Before(b.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (b *bound) Value(key any) any {
+	if m := b.merged.Load(); m != nil {
+		return m.ctx.Value(key)
+	}
+	return b.parent.Value(key)
+}
+
+func (b *bound) release() {
+	b.released.Store(true)
+	b.once.Do(func() {}) // a Done after release makes nothing
+	if m := b.merged.Load(); m != nil {
+		m.stop()
+		m.cancel()
+	}
+}
+
+// String names the context in panics and logs, as the standard ones do.
+func (b *bound) String() string { return "transport.Bound" }
+
+// waitTimers recycles the timers of direct calls' waits (waitBound).
+type waitTimers struct{ pool sync.Pool }
+
+// wait blocks until done receives, or ctx ends; with a Bound ctx on which nobody asked for
+// Done, it waits on the Bound's parts instead of merging them. It returns ctx's error when
+// ctx ended first.
+func (w *waitTimers) wait(ctx context.Context, done <-chan struct{}) error {
+	b, ok := ctx.(*bound)
+	if !ok || b.merged.Load() != nil {
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	d := time.Until(b.deadline)
+	if pd, ok := b.parent.Deadline(); ok && pd.Before(b.deadline) {
+		d = time.Until(pd)
+	}
+	t, _ := w.pool.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(d)
+	} else {
+		t.Reset(d)
+	}
+	defer func() {
+		t.Stop()
+		w.pool.Put(t)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-b.parent.Done():
+	case <-b.life.Done():
+	case <-t.C:
+	}
+	if err := b.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded // the parent's deadline passed before its timer fired
+}
