@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -217,7 +219,10 @@ func BenchmarkCallRatio(b *testing.B) {
 // work (CommandTransport, Connect and a full tools/list of each, concurrently), on the
 // default protocol and pinned to 2025-11-25. Bridge and raw alternate within each
 // iteration (who goes first alternates too); closing is not timed. It reports the mean
-// "bridge-ms" and "raw-ms" per assembly and "bridge/raw" (target ≤ 1.1).
+// "bridge-ms" and "raw-ms" per assembly and "bridge/raw" (target ≤ 1.1). A third side,
+// "rawsub-ms", is raw go-sdk with a ToolListChangedHandler, which makes its Connect open
+// the subscriptions/listen stream the bridge opens to follow tool changes (2026-07-28);
+// "bridge/rawsub" compares the bridge with it.
 func BenchmarkAssembly(b *testing.B) {
 	const assemblyServers = 8
 	bin := buildBenchServer(b)
@@ -246,14 +251,20 @@ func BenchmarkAssembly(b *testing.B) {
 				_ = set.Close()
 				return d
 			}
-			viaSDK := func() time.Duration {
+			viaSDK := func(subscribe bool) time.Duration {
 				sessions := make([]*mcp.ClientSession, len(cfgs))
 				errs := make([]error, len(cfgs))
+				opts := &mcp.ClientOptions{Logger: slog.New(slog.DiscardHandler), Capabilities: &mcp.ClientCapabilities{}}
+				if subscribe {
+					opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {}
+				}
+				client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, opts)
 				start := time.Now()
 				var wg sync.WaitGroup
 				for i := range cfgs {
 					wg.Go(func() {
-						cs, err := rawStdio(ctx, bin, proto)
+						cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin), TerminateDuration: 2 * time.Second},
+							&mcp.ClientSessionOptions{ProtocolVersion: proto})
 						if err == nil {
 							var tools []*mcp.Tool
 							for t, lerr := range cs.Tools(ctx, nil) {
@@ -280,21 +291,25 @@ func BenchmarkAssembly(b *testing.B) {
 				}
 				return d
 			}
-			var viaB, viaS time.Duration
+			var viaB, viaS, viaSub time.Duration
 			b.ResetTimer()
 			for i := range b.N {
 				if i%2 == 0 {
 					viaB += viaBridge()
-					viaS += viaSDK()
+					viaS += viaSDK(false)
+					viaSub += viaSDK(true)
 				} else {
-					viaS += viaSDK()
+					viaSub += viaSDK(true)
+					viaS += viaSDK(false)
 					viaB += viaBridge()
 				}
 			}
 			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 			b.ReportMetric(ms(viaB), "bridge-ms")
 			b.ReportMetric(ms(viaS), "raw-ms")
+			b.ReportMetric(ms(viaSub), "rawsub-ms")
 			b.ReportMetric(float64(viaB)/float64(viaS), "bridge/raw")
+			b.ReportMetric(float64(viaB)/float64(viaSub), "bridge/rawsub")
 		})
 	}
 }

@@ -137,11 +137,14 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("## Assembly: 8 stdio servers\n\n")
 	w("`BenchmarkAssembly`: `bridge.Connect` of 8 `benchserver` processes against raw go-sdk doing the same\n")
 	w("work (start, connect, a full `tools/list` of each, all 8 concurrently), alternating, 10 times each;\n")
-	w("closing is not timed.\n\n")
-	w("| protocol | mcpbridge ms | raw go-sdk ms | bridge ÷ raw |\n|---|---|---|---|\n")
+	w("closing is not timed. The bridge follows tool changes: on 2026-07-28 its Connect opens a\n")
+	w("`subscriptions/listen` stream, which go-sdk opens only for a client with a\n")
+	w("`ToolListChangedHandler`; the last columns are raw go-sdk with one (the same work, subscription\n")
+	w("included). The target compares with raw go-sdk without it.\n\n")
+	w("| protocol | mcpbridge ms | raw go-sdk ms | bridge ÷ raw | raw go-sdk subscribing, ms | bridge ÷ that |\n|---|---|---|---|---|---|\n")
 	for _, p := range []struct{ name, label string }{{"default", "default (2026-07-28)"}, {"2025-11-25", "pinned 2025-11-25"}} {
 		n := "BenchmarkAssembly/" + p.name
-		w("| %s | %.1f | %.1f | %.2f× |\n", p.label, val(n, "bridge-ms"), val(n, "raw-ms"), val(n, "bridge/raw"))
+		w("| %s | %.1f | %.1f | %.2f× | %.1f | %.2f× |\n", p.label, val(n, "bridge-ms"), val(n, "raw-ms"), val(n, "bridge/raw"), val(n, "rawsub-ms"), val(n, "bridge/rawsub"))
 	}
 	w("\n")
 
