@@ -2,11 +2,13 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -24,6 +26,10 @@ type callPath struct {
 	once     sync.Once
 	direct   bool
 	protocol string
+	// The per-request _meta of a direct call on 2026-07-28 (transport.Conn.CallEnvelope):
+	// the tasks extension is declared only to a server that offers it, the MCP Apps one
+	// only on calls of an App tool (envApp); nil: the session's envelope.
+	envApp, envPlain json.RawMessage
 }
 
 // pathCounts counts a server's tools/call by the path they took, so tests can tell.
@@ -41,6 +47,14 @@ func (p *callPath) choose(sess *session) (bool, string) {
 			p.protocol = ir.ProtocolVersion
 		}
 		p.direct = sess.conn.DirectCalls(p.protocol)
+		if p.direct && p.protocol >= transport.ModernProtocol {
+			var drop []string
+			if !sess.taskCaps.extension {
+				drop = append(drop, tasksExtension)
+			}
+			p.envApp, _ = sess.conn.CallEnvelope(p.protocol, drop...) // nil on error: the session's
+			p.envPlain, _ = sess.conn.CallEnvelope(p.protocol, append(drop, apps.ExtensionID)...)
+		}
 	})
 	return p.direct, p.protocol
 }
@@ -63,7 +77,10 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 		return sess.cs.CallTool(ctx, params)
 	}
 	s.paths.direct.Add(1)
-	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared}
+	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared, Envelope: sess.path.envPlain}
+	if rt.ui.ResourceURI != "" {
+		opts.Envelope = sess.path.envApp
+	}
 	if sess.userOAuth != nil {
 		opts.OAuth = sess.userOAuth // a user's call on a stateless server (users_stateless.go)
 		s.paths.userDirect.Add(1)

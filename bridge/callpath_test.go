@@ -1,9 +1,12 @@
 package bridge_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,5 +76,62 @@ func TestDefaultCallPath(t *testing.T) {
 				t.Errorf("calls by path (direct, go-sdk) = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestCallEnvelopeDeclaresWhatMatters: on 2026-07-28 a direct call declares the MCP Apps
+// extension only when it calls an App tool, and the tasks extension only to a server that
+// offers tasks (the server decodes the capabilities of every request); go-sdk's own
+// requests (the listing) keep the whole set.
+func TestCallEnvelopeDeclaresWhatMatters(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "env", Version: "1"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	srv.AddTool(&mcp.Tool{Name: "app", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://env/app.html"}}}, handler)
+	var mu sync.Mutex
+	extsOf := map[string][]string{} // method or tool -> the extensions declared
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			key := method
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				key = p.Name
+			}
+			var exts []string
+			if caps, ok := req.GetParams().GetMeta()["io.modelcontextprotocol/clientCapabilities"].(map[string]any); ok {
+				if e, ok := caps["extensions"].(map[string]any); ok {
+					for k := range e {
+						exts = append(exts, k)
+					}
+				}
+			}
+			slices.Sort(exts)
+			mu.Lock()
+			extsOf[key] = exts
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	s := dialT(t, inProcess("env", srv), nil)
+	for _, name := range []string{"plain", "app"} {
+		if _, err := s.CallTool(ctxT(t, 20*time.Second), name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if direct, _ := s.CallPaths(); direct != 2 {
+		t.Fatalf("%d direct calls, want 2", direct)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for key, want := range map[string][]string{
+		"tools/list": {"io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui"},
+		"plain":      nil,
+		"app":        {"io.modelcontextprotocol/ui"},
+	} {
+		if got := extsOf[key]; !slices.Equal(got, want) {
+			t.Errorf("%s declared extensions %v, want %v", key, got, want)
+		}
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ttalk/mcpbridge/apps"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/bridge"
 )
 
 // The ceiling client of BenchmarkVsSDKs: a minimal hand-written JSON-RPC client over the
@@ -29,13 +31,15 @@ import (
 // version, client info, no capabilities.
 const ceilingEnvelope = `{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"ceiling","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 
-// bridgeEnvelope is the _meta the bridge sends with its default options: the MCP Apps
-// extension among the client capabilities. The server decodes the capabilities of every
-// 2026-07-28 request, so the "ceiling-env" client, which sends these bytes, shows what
-// the server's ceiling is for the bridge's requests.
+// bridgeEnvelope is the _meta the bridge sends on a call of the benchmarks' "add" with its
+// default options (TestBridgeEnvelope checks it against what the bridge sends): a tool
+// without a UI on a server without tasks, so neither the MCP Apps nor the tasks extension
+// is declared on the call (bridge/callpath.go), only the client info differs from the
+// ceiling's. The server decodes the capabilities of every 2026-07-28 request, so the
+// "ceiling-env" client, which sends these bytes, shows what the server's ceiling is for
+// the bridge's requests.
 func bridgeEnvelope() string {
-	caps, _ := json.Marshal(map[string]any{"extensions": map[string]any{apps.ExtensionID: apps.ClientCapability()}})
-	return `{"io.modelcontextprotocol/clientCapabilities":` + string(caps) + `,"io.modelcontextprotocol/clientInfo":{"name":"mcpbridge","version":"(devel)"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	return `{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpbridge","version":"devel"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 }
 
 // ceilingConn is one server process and its pending calls.
@@ -215,4 +219,39 @@ func ceilingClient(ctx context.Context, b *testing.B, bin, name, protocol, envel
 	return sdkClient{name: name, run: func(ctx context.Context, n, width int) (time.Duration, error) {
 		return roundRobin(ctx, n, width, len(conns), func(ctx context.Context, i int) error { return conns[i].add(ctx) })
 	}}
+}
+
+// TestBridgeEnvelope: the bytes the ceiling-env client sends are the _meta of the bridge's
+// own tools/call with default options (decoded and compared as values), so the
+// benchmark's "same request bytes" row stays true when the bridge's capabilities change.
+func TestBridgeEnvelope(t *testing.T) {
+	srv := newBenchServer(0)
+	metas := make(chan map[string]any, 4)
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				metas <- req.GetParams().GetMeta()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := bridge.Dial(ctx, benchInProcess("env", srv, 0), benchOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CallTool(ctx, "add", json.RawMessage(benchAddArgs)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(<-metas)
+	var want any
+	if err := json.Unmarshal([]byte(bridgeEnvelope()), &want); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	if !bytes.Equal(got, wantJSON) {
+		t.Errorf("the bridge's tools/call _meta is\n %s\nthe benchmark's ceiling-env sends\n %s", got, wantJSON)
+	}
 }

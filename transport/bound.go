@@ -11,7 +11,8 @@ import (
 // server's Close), and the function that releases it when the request is over. It is what
 // context.WithTimeout plus context.AfterFunc(life, cancel) give, without their cost on the
 // common path: a direct call (CallTool on stdio and in-process connections) waits on
-// parent, life and a pooled timer itself and never needs the merged context. Anything
+// parent and life itself, and its connection's sweep fails it at the deadline (one timer
+// per connection, not one per call), so it never needs the merged context. Anything
 // that asks for Done gets a real one, made then: context.WithDeadline of parent,
 // cancelled when life ends; from then on Value and Err are that context's, so its
 // children attach to it directly. Before that, Err is computed (parent's error, Canceled
@@ -63,9 +64,14 @@ func (b *bound) Done() <-chan struct{} {
 	return ch
 }
 
+// Err is the merged context's error once there is one; before that, and while the merged
+// context has not yet seen life end (context.AfterFunc runs on its own goroutine), it is
+// computed, so that it never lags behind life, parent or the deadline.
 func (b *bound) Err() error {
 	if m := b.merged.Load(); m != nil {
-		return m.ctx.Err()
+		if err := m.ctx.Err(); err != nil {
+			return err
+		}
 	}
 	if b.released.Load() {
 		return context.Canceled
@@ -101,45 +107,17 @@ func (b *bound) release() {
 // String names the context in panics and logs, as the standard ones do.
 func (b *bound) String() string { return "transport.Bound" }
 
-// waitTimers recycles the timers of direct calls' waits (waitBound).
-type waitTimers struct{ pool sync.Pool }
-
-// wait blocks until done receives, or ctx ends; with a Bound ctx on which nobody asked for
-// Done, it waits on the Bound's parts instead of merging them. It returns ctx's error when
-// ctx ended first.
-func (w *waitTimers) wait(ctx context.Context, done <-chan struct{}) error {
-	b, ok := ctx.(*bound)
-	if !ok || b.merged.Load() != nil {
-		select {
-		case <-done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	d := time.Until(b.deadline)
-	if pd, ok := b.parent.Deadline(); ok && pd.Before(b.deadline) {
-		d = time.Until(pd)
-	}
-	t, _ := w.pool.Get().(*time.Timer)
-	if t == nil {
-		t = time.NewTimer(d)
-	} else {
-		t.Reset(d)
-	}
-	defer func() {
-		t.Stop()
-		w.pool.Put(t)
-	}()
+// wait blocks until done receives or b ends, waiting on b's parent and life (its deadline
+// is the caller's: directCalls' sweep), and returns b's error when b ended first.
+func (b *bound) wait(done <-chan struct{}) error {
 	select {
 	case <-done:
 		return nil
 	case <-b.parent.Done():
 	case <-b.life.Done():
-	case <-t.C:
 	}
 	if err := b.Err(); err != nil {
 		return err
 	}
-	return context.DeadlineExceeded // the parent's deadline passed before its timer fired
+	return context.Canceled // not reached: parent or life ended
 }

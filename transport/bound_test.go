@@ -2,7 +2,9 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,7 +13,8 @@ import (
 type ctxKey struct{}
 
 // TestBound: a Bound ends as context.WithTimeout plus an AfterFunc on life would, whether
-// or not anything asked for Done, and a direct call's wait on it merges nothing.
+// or not anything asked for Done; a direct call under it ends with it (its deadline through
+// the connection's sweep) with the Bound's error.
 func TestBound(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -43,9 +46,12 @@ func TestBound(t *testing.T) {
 						child, cancelChild = context.WithCancel(ctx)
 						defer cancelChild()
 					}
-					var w waitTimers
+					var d directCalls
 					errc := make(chan error, 1)
-					go func() { errc <- w.wait(ctx, make(chan struct{})) }()
+					go func() {
+						_, err := d.call(ctx, func(context.Context, jsonrpc.Message) error { return nil }, "tools/call", nil)
+						errc <- err
+					}()
 					synctest.Wait()
 					if err := ctx.Err(); err != nil {
 						t.Fatalf("Err before the end = %v", err)
@@ -81,8 +87,7 @@ func TestBoundWaitMergesNothing(t *testing.T) {
 	ctx, release := Bound(context.Background(), context.Background(), time.Minute)
 	done := make(chan struct{}, 1)
 	done <- struct{}{}
-	var w waitTimers
-	if err := w.wait(ctx, done); err != nil {
+	if err := ctx.(*bound).wait(done); err != nil {
 		t.Fatal(err)
 	}
 	if ctx.(*bound).merged.Load() != nil {
@@ -96,5 +101,56 @@ func TestBoundWaitMergesNothing(t *testing.T) {
 	case <-ctx.Done():
 	default:
 		t.Error("Done after release is not closed")
+	}
+}
+
+// TestSweepExpiresEachAtItsDeadline: calls with different deadlines on one connection each
+// end at their own deadline (the sweep re-arms for an earlier one and for the next one left),
+// and a call answered in time is not touched.
+func TestSweepExpiresEachAtItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var d directCalls
+		write := func(context.Context, jsonrpc.Message) error { return nil }
+		start := time.Now()
+		ended := make(chan time.Duration, 3)
+		for _, timeout := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
+			ctx, release := Bound(context.Background(), context.Background(), timeout)
+			go func() {
+				defer release()
+				_, err := d.call(ctx, write, "tools/call", nil)
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("call with timeout %s: %v", timeout, err)
+				}
+				ended <- time.Since(start)
+			}()
+			synctest.Wait()
+		}
+		for _, want := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+			if got := <-ended; got != want {
+				t.Errorf("a call ended after %s, want %s", got, want)
+			}
+		}
+	})
+}
+
+// TestWithoutExtensions: the named extensions leave the envelope's client capabilities,
+// the extensions member with the last of them; everything else stays.
+func TestWithoutExtensions(t *testing.T) {
+	const env = `{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"extensions":{"a":{},"b":{"x":1}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	for _, tc := range []struct {
+		drop []string
+		want string
+	}{
+		{[]string{"a"}, `{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"extensions":{"b":{"x":1}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`},
+		{[]string{"a", "b"}, `{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`},
+		{[]string{"c"}, `{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"extensions":{"a":{},"b":{"x":1}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`},
+	} {
+		got, err := withoutExtensions(json.RawMessage(env), tc.drop)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("drop %v: %s, %v\n want %s", tc.drop, got, err, tc.want)
+		}
+	}
+	if got, err := withoutExtensions(json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), []string{"a"}); err != nil || string(got) != `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` {
+		t.Errorf("no capabilities: %s, %v", got, err)
 	}
 }

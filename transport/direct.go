@@ -48,6 +48,9 @@ type CallOptions struct {
 	// it (Tap.Result) instead of being decoded: CallTool then returns an empty result.
 	// (A task handle: the MCP tasks extension answers any tools/call with one.)
 	Tap *Tap
+	// Envelope, when set, is the per-request _meta to send (from CallEnvelope) in place
+	// of the session's, unless p.Meta is set (then the session's is merged with it).
+	Envelope json.RawMessage
 	// SharedMeta says the caller only reads the result's _meta and does not keep it: the
 	// decoded _meta (the same on most results of a server) may then be the one shared with
 	// other results of the connection instead of a copy.
@@ -173,6 +176,9 @@ func (c *Conn) encodeParams(p *mcp.CallToolParams, opts *CallOptions) (json.RawM
 		p = &mcp.CallToolParams{}
 	}
 	if p.Meta == nil {
+		if opts.Envelope != nil {
+			return encodeCallToolParams(p, opts.Envelope)
+		}
 		env, err := c.env.bytesFor(opts.Protocol)
 		if err != nil {
 			return nil, err
@@ -256,7 +262,13 @@ type pendingCall struct {
 	done chan struct{}     // buffered: receives one value when the call is answered or fails
 	resp *jsonrpc.Response // set before done is sent on, unless err is
 	err  error
+	// deadline, when set, is when the connection's sweep fails the call with
+	// errSwept (a Bound's deadline; see directCalls.sweep).
+	deadline time.Time
 }
+
+// errSwept is a pending call's error when the sweep found its deadline passed.
+var errSwept = errors.New("the call's deadline passed")
 
 // The connection's pool recycles the pendingCalls of answered calls: whoever takes a call
 // out of directCalls.pending sends on its done exactly once, so once its caller received
@@ -274,7 +286,7 @@ func (d *directCalls) get() *pendingCall {
 
 // release returns an answered call to the pool.
 func (d *directCalls) release(pc *pendingCall) {
-	pc.resp, pc.err = nil, nil
+	pc.resp, pc.err, pc.deadline = nil, nil, time.Time{}
 	d.pool.Put(pc)
 }
 
@@ -290,7 +302,11 @@ type directCalls struct {
 	term    error     // why the connection ended, once it did
 	stand   standIns  // go-sdk requests a ping stands in for (resume.go)
 	pool    sync.Pool // answered pendingCalls, for reuse
-	timers  waitTimers
+	// The sweep fails calls whose deadline passed: one timer per connection, armed for
+	// the earliest deadline it knows of, instead of one per call (calls on a connection
+	// mostly share a timeout, so a later call's deadline needs nothing).
+	sweeper *time.Timer
+	sweepAt time.Time // when sweeper fires; zero: not armed
 }
 
 // writeFunc writes one message on a connection.
@@ -303,6 +319,12 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 		return nil, err
 	}
 	pc := d.get()
+	b, bounded := ctx.(*bound)
+	if bounded && b.merged.Load() == nil {
+		pc.deadline = b.deadline
+	} else {
+		bounded = false
+	}
 	d.mu.Lock()
 	if d.term != nil {
 		err := d.term
@@ -316,6 +338,9 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 		d.pending = make(map[int64]*pendingCall)
 	}
 	d.pending[n] = pc
+	if bounded && (d.sweepAt.IsZero() || pc.deadline.Before(d.sweepAt)) {
+		d.armSweep(pc.deadline)
+	}
 	d.mu.Unlock()
 	id, _ := jsonrpc.MakeID(float64(n)) // exact: |n| < 2^53
 	if err := write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
@@ -327,12 +352,27 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 		}
 		return nil, fmt.Errorf("calling %q: %w", method, err)
 	}
-	if err := d.timers.wait(ctx, pc.done); err != nil {
+	var err error
+	if bounded {
+		err = b.wait(pc.done)
+	} else {
+		select {
+		case <-pc.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
 		if d.forget(n) {
 			d.release(pc) // nothing can answer it any more
 			go notifyCancelled(write, n, ctx, err)
 		}
 		return nil, err
+	}
+	if pc.err == errSwept {
+		d.release(pc) // the sweep took it out of pending
+		go notifyCancelled(write, n, ctx, context.DeadlineExceeded)
+		return nil, context.DeadlineExceeded
 	}
 	resp, perr := pc.resp, pc.err
 	d.release(pc)
@@ -402,11 +442,51 @@ func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 }
 
 // terminate records the connection's end and fails every pending call with err.
+// armSweep arms the sweep for at; d.mu held.
+func (d *directCalls) armSweep(at time.Time) {
+	d.sweepAt = at
+	if d.sweeper == nil {
+		d.sweeper = time.AfterFunc(time.Until(at), d.sweep)
+		return
+	}
+	d.sweeper.Reset(time.Until(at))
+}
+
+// sweep fails the pending calls whose deadline passed and arms itself for the earliest
+// deadline left.
+func (d *directCalls) sweep() {
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.sweepAt = time.Time{}
+	if d.term != nil {
+		return
+	}
+	var next time.Time
+	for n, pc := range d.pending {
+		switch {
+		case pc.deadline.IsZero():
+		case !now.Before(pc.deadline):
+			delete(d.pending, n)
+			pc.err = errSwept
+			pc.finish()
+		case next.IsZero() || pc.deadline.Before(next):
+			next = pc.deadline
+		}
+	}
+	if !next.IsZero() {
+		d.armSweep(next)
+	}
+}
+
 func (d *directCalls) terminate(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.term == nil {
 		d.term = err
+	}
+	if d.sweeper != nil {
+		d.sweeper.Stop()
 	}
 	for n, pc := range d.pending {
 		pc.err = err

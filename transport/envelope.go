@@ -152,3 +152,54 @@ func marshalNoEscape(v any) (json.RawMessage, error) {
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
+
+// metaKeyClientCapabilities is the envelope's capabilities key (mcp.MetaKeyClientCapabilities).
+const metaKeyClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// CallEnvelope returns the per-request _meta for protocol version v (what a direct call
+// sends) with the named extensions left out of its client capabilities: a client need not
+// declare, on a request, an extension that cannot matter to it (the tasks extension to a
+// server that offers no tasks, MCP Apps on a call of a tool without a UI), and the server
+// decodes less. With no names it is the session's envelope as go-sdk sends it.
+func (c *Conn) CallEnvelope(v string, drop ...string) (json.RawMessage, error) {
+	full, err := c.env.bytesFor(v)
+	if err != nil || len(drop) == 0 {
+		return full, err
+	}
+	return withoutExtensions(full, drop)
+}
+
+// withoutExtensions returns the envelope env with the named extensions removed from its
+// client capabilities (and their extensions member, once empty).
+func withoutExtensions(env json.RawMessage, drop []string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(env, &m); err != nil {
+		return nil, err
+	}
+	var caps map[string]json.RawMessage
+	if raw, ok := m[metaKeyClientCapabilities]; !ok || json.Unmarshal(raw, &caps) != nil || caps == nil {
+		return env, nil
+	}
+	var ext map[string]json.RawMessage
+	if raw, ok := caps["extensions"]; !ok || json.Unmarshal(raw, &ext) != nil || ext == nil {
+		return env, nil
+	}
+	for _, d := range drop {
+		delete(ext, d)
+	}
+	if len(ext) == 0 {
+		delete(caps, "extensions")
+	} else {
+		b, err := marshalNoEscape(ext)
+		if err != nil {
+			return nil, err
+		}
+		caps["extensions"] = b
+	}
+	b, err := marshalNoEscape(caps)
+	if err != nil {
+		return nil, err
+	}
+	m[metaKeyClientCapabilities] = b
+	return marshalNoEscape(m)
+}
