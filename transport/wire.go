@@ -324,7 +324,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		switch lit := string(b[i:j]); {
 		case lit == "true" || lit == "false" || lit == "null":
 		case c == '-' || c >= '0' && c <= '9':
-			if !json.Valid(b[i:j]) {
+			if !validNumber(b[i:j]) {
 				return 0, fmt.Errorf("%w: malformed number", errNotJSONRPC)
 			}
 		default:
@@ -333,6 +333,47 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		return j, nil
 	}
 	return 0, fmt.Errorf("%w: unexpected byte %q", errNotJSONRPC, b[i])
+}
+
+// validNumber reports whether b is a JSON number (json.Valid's verdict, without its scanner).
+func validNumber(b []byte) bool {
+	digits := func(i int) int {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(b)
 }
 
 func literalByte(c byte) bool {

@@ -214,3 +214,25 @@ func TestAppendMessageMatchesGoSDK(t *testing.T) {
 		t.Error("invalid params with a line break: no error")
 	}
 }
+
+// FuzzValidNumber: validNumber agrees with json.Valid on what skipValue hands it (a run of
+// literal bytes starting like a number).
+func FuzzValidNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "-1", "1.5", "1e5", "1E+5", "1e-5", "01", "1.", ".5", "-", "1e", "1.e5", "00", "-01", "12345678901234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		if len(b) == 0 || !(b[0] == '-' || b[0] >= '0' && b[0] <= '9') {
+			return
+		}
+		for _, c := range b {
+			if !literalByte(c) { // skipValue hands it only a run of these
+				return
+			}
+		}
+		if got, want := validNumber(b), json.Valid(b); got != want {
+			t.Fatalf("validNumber(%q) = %v, json.Valid %v", s, got, want)
+		}
+	})
+}
