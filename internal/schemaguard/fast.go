@@ -437,7 +437,7 @@ func (s *fastScan) value(f *fastSchema, depth int) bool {
 		if !s.skip() {
 			return false
 		}
-		if bytes.IndexAny(s.b[start:s.i], ".eE") < 0 {
+		if !bytes.ContainsAny(s.b[start:s.i], ".eE") {
 			kind |= fastInteger
 		}
 		if f.hasEnum {
