@@ -260,7 +260,9 @@ func encodeCallToolParams(p *mcp.CallToolParams, env json.RawMessage) (json.RawM
 // pendingCall is a direct call waiting for its response.
 type pendingCall struct {
 	done chan struct{}     // buffered: receives one value when the call is answered or fails
-	resp *jsonrpc.Response // set before done is sent on, unless err is
+	// result and rpcErr are the response's, set before done is sent on, unless err is.
+	result json.RawMessage
+	rpcErr error // the response's JSON-RPC error (a *jsonrpc.Error)
 	err  error
 	// deadline, when set, is when the connection's sweep fails the call with
 	// errSwept (a Bound's deadline; see directCalls.sweep).
@@ -286,7 +288,7 @@ func (d *directCalls) get() *pendingCall {
 
 // release returns an answered call to the pool.
 func (d *directCalls) release(pc *pendingCall) {
-	pc.resp, pc.err, pc.deadline = nil, nil, time.Time{}
+	pc.result, pc.rpcErr, pc.err, pc.deadline = nil, nil, nil, time.Time{}
 	d.pool.Put(pc)
 }
 
@@ -374,15 +376,15 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 		go notifyCancelled(write, n, ctx, context.DeadlineExceeded)
 		return nil, context.DeadlineExceeded
 	}
-	resp, perr := pc.resp, pc.err
+	result, rpcErr, perr := pc.result, pc.rpcErr, pc.err
 	d.release(pc)
 	if perr != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, perr)
 	}
-	if resp.Error != nil {
-		return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
+	if rpcErr != nil {
+		return nil, fmt.Errorf("calling %q: %w", method, rpcErr)
 	}
-	return resp.Result, nil
+	return result, nil
 }
 
 // forget drops a pending call and reports whether it was still pending.
@@ -433,12 +435,25 @@ func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 		delete(d.pending, n)
 		d.mu.Unlock()
 		if pc != nil { // else: a call abandoned by its caller
-			pc.resp = r
+			pc.result, pc.rpcErr = r.Result, r.Error
 			pc.finish()
 		}
 	}
 	clear(msgs[len(out):])
 	return out
+}
+
+// deliverResult hands the result of direct call n, read off the wire by directResult, to
+// its caller (a copy: result is in the reader's buffer).
+func (d *directCalls) deliverResult(n int64, result []byte) {
+	d.mu.Lock()
+	pc := d.pending[n]
+	delete(d.pending, n)
+	d.mu.Unlock()
+	if pc != nil { // else: a call abandoned by its caller
+		pc.result = copyRaw(result)
+		pc.finish()
+	}
 }
 
 // terminate records the connection's end and fails every pending call with err.

@@ -127,6 +127,10 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
+		if n, result, ok := directResult(line); ok { // the common line: a direct call's answer
+			s.direct.deliverResult(n, result)
+			continue
+		}
 		msgs, derr := decodeLine(line, s.scratch[:0])
 		if errors.Is(derr, errTooDeep) {
 			if r := tooDeepAnswer(line); r != nil {

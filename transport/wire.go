@@ -478,3 +478,89 @@ func appendString(buf []byte, s string) []byte {
 	_ = enc.Encode(s) // a string always encodes
 	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
 }
+
+// directResult reads a line that is exactly a successful response to a direct call,
+// {"jsonrpc":"2.0","id":<negative integer>,"result":<value>} in any order, with the same
+// checks decodeLine makes, and returns its ID and result without building a message.
+// Anything else (an error response, another ID, an escaped or repeated key, a batch)
+// reports false and takes decodeLine's path.
+func directResult(line []byte) (int64, []byte, bool) {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return 0, nil, false
+	}
+	i = skipSpace(line, i+1)
+	var n int64
+	var result []byte
+	var haveVersion, haveID bool
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return 0, nil, false
+		}
+		kEnd, err := skipString(line, i)
+		if err != nil {
+			return 0, nil, false
+		}
+		key := line[i+1 : kEnd-1]
+		i = skipSpace(line, kEnd)
+		if i >= len(line) || line[i] != ':' {
+			return 0, nil, false
+		}
+		i = skipSpace(line, i+1)
+		vEnd, err := skipValue(line, i, 1)
+		if err != nil {
+			return 0, nil, false
+		}
+		val := line[i:vEnd]
+		switch string(key) {
+		case "jsonrpc":
+			if haveVersion || string(val) != `"2.0"` {
+				return 0, nil, false
+			}
+			haveVersion = true
+		case "id":
+			id, ok := negativeID(val)
+			if haveID || !ok {
+				return 0, nil, false
+			}
+			n, haveID = id, true
+		case "result":
+			if result != nil {
+				return 0, nil, false
+			}
+			result = val
+		default:
+			return 0, nil, false
+		}
+		i = skipSpace(line, vEnd)
+		if i < len(line) && line[i] == ',' {
+			i = skipSpace(line, i+1)
+			continue
+		}
+		if i < len(line) && line[i] == '}' {
+			i++
+			break
+		}
+		return 0, nil, false
+	}
+	if skipSpace(line, i) != len(line) || !haveVersion || !haveID || result == nil {
+		return 0, nil, false
+	}
+	return n, result, true
+}
+
+// negativeID parses an ID written as a negative integer without a fraction or exponent
+// (what direct calls send), short enough to be exact.
+func negativeID(b []byte) (int64, bool) {
+	if len(b) < 2 || len(b) > 16 || b[0] != '-' || b[1] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return -n, true
+}

@@ -236,3 +236,42 @@ func FuzzValidNumber(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDirectResult: when the direct-answer reader takes a line, decodeLine reads the same
+// line as one response with that negative ID, no error and the same result bytes.
+func FuzzDirectResult(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":-1,"result":{"content":[{"type":"text","text":"42"}]}}`,
+		` {"result":{},"id":-12,"jsonrpc":"2.0"} `,
+		`{"jsonrpc":"2.0","id":-1,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":-1,"id":-2,"result":1}`,
+		`{"jsonrpc":"2.0","id":-0,"result":1}`,
+		`{"jsonrpc":"2.0","id":3,"result":1}`,
+		`{"jsonrpc":"2.0","id":-1.5,"result":1}`,
+		`{"jsonr\u0070c":"2.0","id":-1,"result":1}`,
+		`[{"jsonrpc":"2.0","id":-1,"result":1}]`,
+		`{"jsonrpc":"2.0","id":-1,"result":[1,{"a":"}"}]}x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		n, result, ok := directResult(line)
+		if !ok {
+			return
+		}
+		msgs, err := decodeLine(line, nil)
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("%q: directResult took it, decodeLine: %v, %d messages", line, err, len(msgs))
+		}
+		r, isResp := msgs[0].(*jsonrpc.Response)
+		if !isResp || r.Error != nil {
+			t.Fatalf("%q: decodeLine gave %#v", line, msgs[0])
+		}
+		if id, _ := r.ID.Raw().(int64); id != n || n >= 0 {
+			t.Fatalf("%q: id %d, decodeLine's %v", line, n, r.ID.Raw())
+		}
+		if !bytes.Equal(result, r.Result) {
+			t.Fatalf("%q: result %s, decodeLine's %s", line, result, r.Result)
+		}
+	})
+}
