@@ -203,20 +203,26 @@ func rawStdio(ctx context.Context, bin, protocol string, args ...string) (*mcp.C
 // binary's absolute path. It skips when no go command is available (fails under CI=true).
 func buildBenchServer(tb testing.TB) string {
 	tb.Helper()
+	return goBuild(tb, "benchserver")
+}
+
+// goBuild builds the program testdata/<name> into a temporary directory and returns the
+// binary's absolute path. It skips when no go command is available (fails under CI=true).
+func goBuild(tb testing.TB, name string) string {
+	tb.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			tb.Fatalf("no go command to build testdata/benchserver: %v", err)
+			tb.Fatalf("no go command to build testdata/%s: %v", name, err)
 		}
-		tb.Skipf("no go command to build testdata/benchserver: %v", err)
+		tb.Skipf("no go command to build testdata/%s: %v", name, err)
 	}
-	out := filepath.Join(tb.TempDir(), "benchserver")
+	out := filepath.Join(tb.TempDir(), name)
 	if runtime.GOOS == "windows" {
 		out += ".exe"
 	}
-	cmd := exec.Command(goBin, "build", "-o", out, "./testdata/benchserver")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go build ./testdata/benchserver: %v\n%s", err, msg)
+	if msg, err := exec.Command(goBin, "build", "-o", out, "./testdata/"+name).CombinedOutput(); err != nil {
+		tb.Fatalf("go build ./testdata/%s: %v\n%s", name, err, msg)
 	}
 	return out
 }

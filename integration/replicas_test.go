@@ -9,11 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,68 +22,13 @@ import (
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/bridge/redisstore"
 	"github.com/ttalk/mcpbridge/internal/oauthtest"
+	"github.com/ttalk/mcpbridge/internal/redistest"
 )
-
-// startRedis runs redis-server on a free loopback port in a temp dir, without persistence,
-// until the test ends, and returns its address. Without redis-server the test is skipped,
-// or fails under CI=true (.ci/run installs Debian's redis-server).
-func startRedis(t testing.TB) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed (.ci/run installs Debian's redis-server)")
-		}
-		t.Skip("redis-server is not installed: the replicas share their grants through Redis")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	var out syncBuffer
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not answer: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return addr
-}
 
 // buildReplica builds testdata/replica into a temp dir.
 func buildReplica(t testing.TB) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no go command to build testdata/replica: %v", err)
-		}
-		t.Skipf("no go command to build testdata/replica: %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "replica")
-	if runtime.GOOS == "windows" {
-		out += ".exe"
-	}
-	if msg, err := exec.Command(goBin, "build", "-o", out, "./testdata/replica").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./testdata/replica: %v\n%s", err, msg)
-	}
-	return out
+	return goBuild(t, "replica")
 }
 
 // replica is a running testdata/replica process.
@@ -188,7 +130,7 @@ type replicaFixture struct {
 
 func newReplicaFixture(t testing.TB) *replicaFixture {
 	t.Helper()
-	f := &replicaFixture{redis: startRedis(t), wrong: &atomic.Int64{}}
+	f := &replicaFixture{redis: redistest.Start(t), wrong: &atomic.Int64{}}
 	f.bin = buildReplica(t)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
 	oauthtest.UserTool(srv, f.wrong)

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +25,7 @@ import (
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/bridge/redisstore"
 	"github.com/ttalk/mcpbridge/internal/oauthtest"
+	"github.com/ttalk/mcpbridge/internal/redistest"
 )
 
 // goRedisLog is what go-redis logs through its process-wide logger (dial failures, for
@@ -59,44 +59,12 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// startRedis runs redis-server on a free loopback port in a temp dir, without persistence,
-// until the test ends. Without redis-server the test is skipped, or fails under CI=true.
+// startRedis runs redis-server (internal/redistest) with args until the test ends and
+// returns a client of it.
 func startRedis(t testing.TB, args ...string) *redis.Client {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed (.ci/run installs Debian's redis-server)")
-		}
-		t.Skip("redis-server is not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	var out bytes.Buffer
-	cmd := exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes"}, args...)...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	c := redis.NewClient(&redis.Options{Addr: redistest.Start(t, args...)})
 	t.Cleanup(func() { _ = c.Close() })
-	deadline := time.Now().Add(20 * time.Second)
-	for err := c.Ping(context.Background()).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOAUTH"); err = c.Ping(context.Background()).Err() {
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not answer: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	return c
 }
 
