@@ -79,10 +79,24 @@ func (s *memStore) LockToken(ctx context.Context, k string, _ time.Duration) (fu
 
 // BenchmarkUsers: N simulated users (MCPBRIDGE_BENCH_USERS, default 1000) of one bridge
 // call whoami on a local OAuth-protected Streamable HTTP server that checks every request's
-// token against the user it is for. Reported: heap per idle user (each user logged in with
-// an open session; client and server share the process, so the server's per-session state
-// is included), p50/p99 call latency, and cross-user token uses (must be 0).
+// token against the user it is for: "stateful", a server that keeps sessions (go-sdk's
+// default handler; protocol 2025-11-25), where each user has a session of their own, and
+// "stateless" (2026-07-28), where a user's calls go on the shared connection with the
+// user's token and the bridge keeps only the user's OAuth handler. Reported: heap per idle
+// user (each user logged in and called once; client and server share the process, so the
+// server's per-session state is included), p50/p99 call latency, and cross-user token
+// uses (must be 0).
 func BenchmarkUsers(b *testing.B) {
+	for _, stateless := range []bool{false, true} {
+		name := "stateful"
+		if stateless {
+			name = "stateless"
+		}
+		b.Run(name, func(b *testing.B) { benchUsers(b, stateless) })
+	}
+}
+
+func benchUsers(b *testing.B, stateless bool) {
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("MCPBRIDGE_BENCH_USERS")); err == nil && v > 0 {
 		n = v
@@ -90,7 +104,7 @@ func BenchmarkUsers(b *testing.B) {
 	var wrong atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
 	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.New(srv)
+	as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	b.Cleanup(as.Close)
 	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
 
@@ -154,8 +168,12 @@ func BenchmarkUsers(b *testing.B) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	if got := set.Servers()[0].UserSessions(); got != n {
-		b.Fatalf("%d user sessions, want %d", got, n)
+	want := n // a session per user
+	if stateless {
+		want = 0 // the shared connection
+	}
+	if got := set.Servers()[0].UserSessions(); got != want {
+		b.Fatalf("%d user sessions, want %d", got, want)
 	}
 
 	lat := make([]time.Duration, 0, b.N)

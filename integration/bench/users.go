@@ -17,17 +17,21 @@ func usersSteps(bt func(full, short string) string) []step {
 func renderUsers(w func(string, ...any), val func(name, unit string) float64) {
 	const u, e, r = "BenchmarkUsers", "BenchmarkUsersExpiry", "BenchmarkReplicas"
 	w("\n## Many users and replicas\n\n")
-	w("`BenchmarkUsers` (`integration/users_bench_test.go`): %s users, each logged in through the web\n", thousands(val(u, "users")))
-	w("login (`StartLogin`, the authorization server's consent, `CompleteLogin`) with a session of their\n")
-	w("own to a local OAuth-protected Streamable HTTP server (`internal/oauthtest`, in this process), which\n")
-	w("checks every request's token against the user the call is for; then calls of its tool from\n")
-	w("`b.RunParallel`, round robin over the users. The token store is an in-memory `TokenLocker` (the\n")
-	w("benchmark measures the bridge, not a database). Memory is the heap after GC per logged-in user with\n")
-	w("an open, idle session, client and server side together.\n\n")
-	w("| | |\n|---|---|\n")
-	w("| heap per idle user (client and server) | %s |\n", bytesize(val(u, "heap-B/idle-user")))
-	w("| call latency p50 / p99 | %s / %s |\n", dur(1e3*val(u, "p50-µs")), dur(1e3*val(u, "p99-µs")))
-	w("| requests carrying another user's token | %.0f |\n\n", val(u, "cross-user"))
+	w("`BenchmarkUsers` (`integration/users_bench_test.go`): %s users, each logged in through the web\n", thousands(val(u+"/stateful", "users")))
+	w("login (`StartLogin`, the authorization server's consent, `CompleteLogin`) and calling once, on a\n")
+	w("local OAuth-protected Streamable HTTP server (`internal/oauthtest`, in this process) which checks\n")
+	w("every request's token against the user the call is for; then calls of its tool from\n")
+	w("`b.RunParallel`, round robin over the users. Stateful: a server that keeps sessions (2025-11-25),\n")
+	w("each user with a session of their own; stateless: 2026-07-28, each user's calls on the shared\n")
+	w("connection with the user's token (the bridge keeps the user's OAuth handler only). The token store\n")
+	w("is an in-memory `TokenLocker` (the benchmark measures the bridge, not a database). Memory is the\n")
+	w("heap after GC per logged-in, idle user, client and server side together.\n\n")
+	w("| server | heap per idle user (client and server) | call latency p50 / p99 | requests carrying another user's token |\n|---|---|---|---|\n")
+	for _, c := range []string{"stateful", "stateless"} {
+		n := u + "/" + c
+		w("| %s | %s | %s / %s | %.0f |\n", c, bytesize(val(n, "heap-B/idle-user")), dur(1e3*val(n, "p50-µs")), dur(1e3*val(n, "p99-µs")), val(n, "cross-user"))
+	}
+	w("\n")
 
 	w("`BenchmarkUsersExpiry`: the same %s users' grants all expire at one instant, in the store a new\n", thousands(val(e+"/jitter=none", "users")))
 	w("replica loads them from, while every user keeps calling (16 at a time). With a `TokenLocker` store\n")
