@@ -100,10 +100,10 @@
 //     [ErrMessageTooLarge], [ErrFrameTooLarge], [BudgetError] and [ErrUsed].
 //
 // Everything else serves the bridge's call path and may change in any release: Spec.OAuth
-// and Spec.InProcess with [KindInProcess]; Conn's CallTool, DirectCalls, Reached and
-// NonProtocolLines with [ErrNoDirectCall], [CallOptions], [InputRequiredError] and
-// [ModernProtocol]; [ProcessEnd]; and [Tap] with [WithTap] (below). Per-call headers are
-// set with bridge.WithCallHeaders.
+// and Spec.InProcess with [KindInProcess]; Conn's CallTool, CallEnvelope, DirectCalls,
+// Reached and NonProtocolLines with [ErrNoDirectCall], [CallOptions], [InputRequiredError]
+// and [ModernProtocol]; [Bound]; [ProcessEnd]; and [Tap] with [WithTap] (below). Per-call
+// headers are set with bridge.WithCallHeaders.
 //
 // # Taps
 //
