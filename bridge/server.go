@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,10 +57,11 @@ type Server struct {
 	mu        sync.Mutex // guards the connection state below
 	sess      *session   // nil while no live session
 	redialing *redialCall
-	failures  int       // consecutive failed (re)dials and session deaths
-	lastDial  time.Time // start of the last (re)dial
-	lastErr   error     // cause of the last failure, for suppressed redials
-	closed    bool      // Close was called
+	failures  int         // consecutive failed (re)dials and session deaths
+	failing   atomic.Bool // failures > 0 (set under mu), read without mu by healthy
+	lastDial  time.Time   // start of the last (re)dial
+	lastErr   error       // cause of the last failure, for suppressed redials
+	closed    bool        // Close was called
 
 	catMu  sync.Mutex // guards the catalogue below
 	hash   string

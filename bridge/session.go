@@ -207,6 +207,7 @@ func (s *Server) session(ctx context.Context) (*session, error) {
 			case <-sess.dead:
 				s.sess = nil
 				s.failures++
+				s.failing.Store(true)
 				s.lastErr = errors.New("the session ended")
 				s.background(func() { _ = sess.close() })
 			default:
@@ -245,6 +246,7 @@ func (s *Server) runRedial(rc *redialCall) {
 	s.redialing = nil
 	if err != nil {
 		s.failures++
+		s.failing.Store(true)
 		s.lastErr = err
 	}
 	rc.err = err
@@ -293,8 +295,12 @@ func (s *Server) redial() error {
 
 // healthy resets the crash-loop backoff after a request succeeded.
 func (s *Server) healthy() {
+	if !s.failing.Load() { // the common case: nothing to reset, no lock taken
+		return
+	}
 	s.mu.Lock()
 	s.failures = 0
+	s.failing.Store(false)
 	s.mu.Unlock()
 }
 
@@ -307,6 +313,7 @@ func (s *Server) died(sess *session, cause error) {
 	if s.sess == sess {
 		s.sess = nil
 		s.failures++
+		s.failing.Store(true)
 		s.lastErr = cause
 		s.background(func() { _ = sess.close() })
 	}

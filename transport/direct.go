@@ -73,6 +73,12 @@ func (c *Conn) DirectCalls(protocol string) bool {
 	c.mu.Lock()
 	direct, inner := c.direct != nil, c.inner != nil
 	c.mu.Unlock()
+	return c.directCalls(direct, inner, protocol)
+}
+
+// directCalls is DirectCalls for a connection whose direct table and inner connection are
+// (or are not) there.
+func (c *Conn) directCalls(direct, inner bool, protocol string) bool {
 	modern := protocol >= ModernProtocol
 	switch {
 	case c.kind == KindHTTP:
@@ -107,7 +113,10 @@ const cancelNotifyTimeout = 5 * time.Second
 // It bypasses go-sdk's sending middleware. It returns ErrNoDirectCall when
 // DirectCalls(opts.Protocol) is false.
 func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
-	if !c.DirectCalls(optsProtocol(opts)) {
+	c.mu.Lock()
+	d, write, inner := c.direct, c.directWrite, c.inner != nil
+	c.mu.Unlock()
+	if !c.directCalls(d != nil, inner, optsProtocol(opts)) {
 		return nil, ErrNoDirectCall
 	}
 	modern := opts.modern()
@@ -125,9 +134,6 @@ func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOp
 	if c.kind == KindHTTP {
 		raw, err = c.httpCall(ctx, params, p, opts)
 	} else {
-		c.mu.Lock()
-		d, write := c.direct, c.directWrite
-		c.mu.Unlock()
 		raw, err = d.call(ctx, write, "tools/call", params)
 	}
 	if err != nil {
