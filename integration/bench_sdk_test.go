@@ -43,10 +43,10 @@ type sdkClient struct {
 // through each client in turn; one op is one such round over all clients, and the best
 // round of each measurement is reported as "<client>-seq-calls/s" and
 // "<client>-16wide-calls/s", and for the Go clients this process's CPU time per call
-// ("<client>-cpu-us/call", over all rounds). Use -benchtime 4x for the best of 4
-// interleaved rounds:
+// ("<client>-cpu-us/call", over all rounds). Use -benchtime 8x for the best of 8 (as the
+// bench script does) interleaved rounds:
 //
-//	go test -run '^$' -bench VsSDKs -benchtime 4x ./integration/
+//	go test -run '^$' -bench VsSDKs -benchtime 8x ./integration/
 //
 // It needs node and `npm ci` in integration/ (it fails under CI=true without them).
 func BenchmarkVsSDKs(b *testing.B) {

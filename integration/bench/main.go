@@ -94,7 +94,7 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 		return full
 	}
 	steps := []step{
-		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkVsSDKs$", "-test.benchtime", bt("4x", "1x")}},
+		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkVsSDKs$", "-test.benchtime", bt("8x", "1x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkCallRatio$", "-test.benchtime", bt("3000x", "200x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkAssembly$", "-test.benchtime", bt("10x", "2x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkMemory$", "-test.benchtime", bt("2x", "1x")}},

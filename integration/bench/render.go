@@ -83,7 +83,7 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("`BenchmarkVsSDKs` (`integration/bench_sdk_test.go`) starts 8 processes of the same go-sdk server\n")
 	w("(`integration/testdata/benchserver`, tool `add`) per client and makes 3,000 calls in sequence, then\n")
 	w("3,000 calls 16 at a time, round-robin over the 8 servers, through each client in turn (who goes\n")
-	w("first rotates); the best of 4 rounds is reported, and every client checks the result. The ceiling\n")
+	w("first rotates); the best of 8 rounds is reported, and every client checks the result. The ceiling\n")
 	w("client (`integration/bench_ceiling_test.go`) is a minimal hand-written JSON-RPC client over the\n")
 	w("pipes, no SDK: what the server allows. On 2026-07-28 the server decodes the client's capabilities\n")
 	w("in every request's `_meta`. The bridge declares the MCP Apps extension on calls of App tools and the\n")
