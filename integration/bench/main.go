@@ -2,7 +2,7 @@
 // tree, stamped with the commit, so that no table in it can be older than the code:
 //
 //	cd integration && npm ci && cd ..   # once: the TypeScript SDK client
-//	go run ./integration/bench          # from the repository root; about 5–8 minutes
+//	go run ./integration/bench          # from the repository root; about 4–6 minutes
 //
 // It builds the test binaries of ./integration and ./bridge, runs BenchmarkVsSDKs,
 // BenchmarkCallRatio, BenchmarkAssembly, BenchmarkMemory, BenchmarkFlatten,
