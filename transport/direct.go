@@ -265,11 +265,11 @@ func encodeCallToolParams(p *mcp.CallToolParams, env json.RawMessage) (json.RawM
 
 // pendingCall is a direct call waiting for its response.
 type pendingCall struct {
-	done chan struct{}     // buffered: receives one value when the call is answered or fails
+	done chan struct{} // buffered: receives one value when the call is answered or fails
 	// result and rpcErr are the response's, set before done is sent on, unless err is.
 	result json.RawMessage
 	rpcErr error // the response's JSON-RPC error (a *jsonrpc.Error)
-	err  error
+	err    error
 	// deadline, when set, is when the connection's sweep fails the call with
 	// errSwept (a Bound's deadline; see directCalls.sweep).
 	deadline time.Time
