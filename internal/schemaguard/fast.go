@@ -73,6 +73,10 @@ var fastAnnotations = map[string]bool{
 // maxFastDepth bounds the nesting of a fast schema.
 const maxFastDepth = 8
 
+// maxFastKeys bounds the members of one object the in-place walk reads: an object with more
+// (a model may send any number) takes the decoded path, where keys are a map's.
+const maxFastKeys = 64
+
 // compileFast returns the fast form of a decoded schema document (jsonschema.UnmarshalJSON's
 // value), or nil when it is outside the subset.
 func compileFast(doc any) *fastSchema {
@@ -476,6 +480,9 @@ func (s *fastScan) object(f *fastSchema, depth int) bool {
 		key := s.b[start+1 : s.i-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return false
+		}
+		if len(seen) == maxFastKeys {
+			return false // the repeated-key check below is quadratic: larger objects take the decoded path
 		}
 		for _, k := range seen {
 			if bytes.Equal(k, key) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -154,4 +155,34 @@ func FuzzFastAgreesWithJSONSchema(f *testing.F) {
 		}
 		checkFast(t, schema, value)
 	})
+}
+
+// TestFastInPlaceBoundsKeys: an object with many members is not read in place (the walk's
+// repeated-key check is quadratic) but still validated, by the decoded path.
+func TestFastInPlaceBoundsKeys(t *testing.T) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(`{"type":"object"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := compileFast(doc)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := range maxFastKeys + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	b.WriteByte('}')
+	if f.acceptsJSON(b.Bytes()) {
+		t.Fatalf("an object of %d members was read in place", maxFastKeys+1)
+	}
+	var c Cache
+	l, problem := c.Schema(context.Background(), json.RawMessage(`{"type":"object"}`), "inputSchema", Limits{MaxCost: 10000, MaxNodes: 1000})
+	if l == nil {
+		t.Fatal(problem)
+	}
+	if err := l.ValidateJSON(context.Background(), b.Bytes()); err != nil {
+		t.Fatalf("the decoded path refused a valid object: %v", err)
+	}
 }
