@@ -135,3 +135,37 @@ func TestCallEnvelopeDeclaresWhatMatters(t *testing.T) {
 		}
 	}
 }
+
+// TestInvokeResultMetaIsItsOwn: a Handler may share the connection's decoded result _meta,
+// but what Tool.Invoke returns is the caller's to change: changing it reaches no later result.
+func TestInvokeResultMetaIsItsOwn(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "m", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Meta: mcp.Meta{"k": map[string]any{"v": "server"}}, Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	s := dialT(t, inProcess("meta", srv), nil)
+	tool := s.Tools()[0]
+	ctx := ctxT(t, 20*time.Second)
+	for range 2 { // the Handler path, which shares the decoded _meta
+		if _, err := tool.Handler(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inv, err := tool.Invoke(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv.Result.Meta["k"].(map[string]any)["v"] = "changed"
+	inv.Result.Meta["added"] = true
+	again, err := tool.Invoke(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := again.Result.Meta["k"].(map[string]any)["v"]; v != "server" || again.Result.Meta["added"] != nil {
+		t.Errorf("a caller's change to an Invoke result reached the next one: %v", again.Result.Meta)
+	}
+	if direct, _ := s.CallPaths(); direct != 4 {
+		t.Errorf("%d direct calls, want 4", direct)
+	}
+}
