@@ -176,30 +176,9 @@ func tsClient(ctx context.Context, b *testing.B, bin string) (sdkClient, bool) {
 		return missing("@modelcontextprotocol/sdk not installed (run npm ci in integration/): %v", err)
 	}
 	cmd := exec.Command(node, filepath.Join("testdata", "tsbench", "client.mjs"), bin, strconv.Itoa(sdkServers))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	// Closing stdin makes the script close its sessions (ending its servers) and exit.
-	b.Cleanup(func() {
-		_ = stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	// Closing stdin (when the benchmark ends) makes the script close its sessions (ending its
+	// servers) and exit.
+	stdin, stdout := startPiped(b, cmd)
 	lines := bufio.NewScanner(stdout)
 	readLine := func() (string, error) {
 		type result struct {

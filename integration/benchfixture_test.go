@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -251,29 +252,7 @@ func benchHTTPProcess(tb testing.TB, bin string, stateless bool) string {
 		args = append(args, "-stateless")
 	}
 	cmd := exec.Command(bin, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	_, stdout := startPiped(tb, cmd)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		tb.Fatalf("benchserver -http: %v", err)
@@ -351,4 +330,34 @@ func runConcurrent(ctx context.Context, n, conc int, call callTool) error {
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// startPiped starts cmd with pipes on its stdin and stdout and its stderr on ours; when the
+// test ends it closes stdin (which ends the program) and waits for it, killing it after 10 s.
+func startPiped(tb testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	tb.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return stdin, stdout
 }
