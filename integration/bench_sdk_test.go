@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,12 +20,14 @@ import (
 
 // The benchmark of issues 13 and 23: the bridge's Tool.Handler against a minimal
 // hand-written JSON-RPC client (the server's ceiling, bench_ceiling_test.go), raw go-sdk
-// and the TypeScript SDK's raw client (testdata/tsbench/client.mjs, @modelcontextprotocol/sdk
-// pinned in package.json), all calling "add" on the same go-sdk server
+// and the TypeScript SDK's raw clients (testdata/tsbench: client.mjs for
+// @modelcontextprotocol/sdk 1.x, client2.mjs for the 2.x package @modelcontextprotocol/client,
+// both pinned in package.json), all calling "add" on the same go-sdk server
 // (testdata/benchserver) over stdio, sdkServers processes each, in the same run. Every
 // client runs with its default settings (the protocol it negotiates); the bridge, go-sdk
-// and the ceiling client also run pinned to 2025-11-25 ("-2025"). integration/bench
-// regenerates BENCHMARKS.md from the numbers.
+// and the ceiling client also run pinned to 2025-11-25 ("-2025"), and the TypeScript SDK
+// 2.x also with versionNegotiation "auto" ("ts2-auto"), on which it negotiates 2026-07-28
+// as the bridge does. integration/bench regenerates BENCHMARKS.md from the numbers.
 
 const (
 	sdkServers = 8    // stdio server processes per client
@@ -39,14 +42,23 @@ type sdkClient struct {
 	run  func(ctx context.Context, calls, width int) (time.Duration, error)
 }
 
-// BenchmarkVsSDKs runs sdkCalls calls in sequence, then sdkCalls calls sdkWidth at a time,
-// through each client in turn; one op is one such round over all clients, and the best
-// round of each measurement is reported as "<client>-seq-calls/s" and
+// Slices of a measurement: each client's sdkCalls calls are made in turns of this many,
+// the clients taking turns, so that what the machine does meanwhile falls on all of them.
+const (
+	seqSlice  = 500
+	wideSlice = 1000
+)
+
+// BenchmarkVsSDKs makes sdkCalls calls in sequence, then sdkCalls calls sdkWidth at a time,
+// through every client; one op is one round. Within a round the clients take turns in
+// slices (seqSlice calls in sequence, then wideSlice calls sdkWidth wide, who goes first
+// rotating from slice to slice and round to round), so a slow moment of the machine falls
+// on every client alike, and a client's rate in the round is sdkCalls over the sum of its
+// slices. The median round of each measurement is reported as "<client>-seq-calls/s" and
 // "<client>-16wide-calls/s", and for the Go clients this process's CPU time per call
-// ("<client>-cpu-us/call", over all rounds). Use -benchtime 8x for the best of 8 (as the
-// bench script does) interleaved rounds:
+// ("<client>-cpu-us/call", over all rounds). The bench script runs 7 rounds:
 //
-//	go test -run '^$' -bench VsSDKs -benchtime 8x ./integration/
+//	go test -run '^$' -bench VsSDKs -benchtime 7x ./integration/
 //
 // It needs node and `npm ci` in integration/ (it fails under CI=true without them).
 func BenchmarkVsSDKs(b *testing.B) {
@@ -61,50 +73,78 @@ func BenchmarkVsSDKs(b *testing.B) {
 		bridgeClient(ctx, b, bin, "bridge-2025", benchLegacy),
 		goSDKClient(ctx, b, bin, "gosdk-2025", benchLegacy),
 	}
-	if ts, ok := tsClient(ctx, b, bin); ok {
-		clients = append(clients, ts)
+	for _, ts := range []struct{ name, script, pkg, mode, protocol string }{
+		{"ts", "client.mjs", "sdk", "", benchLegacy},
+		{"ts2", "client2.mjs", "client", "legacy", benchLegacy},
+		{"ts2-auto", "client2.mjs", "client", "auto", "2026-07-28"},
+	} {
+		if c, ok := tsClient(ctx, b, bin, ts.name, ts.script, ts.pkg, ts.mode, ts.protocol); ok {
+			clients = append(clients, c)
+		}
 	}
-	type best struct{ seq, wide time.Duration }
-	bests := make([]best, len(clients))
+	seqRates := make([][]float64, len(clients))
+	wideRates := make([][]float64, len(clients))
 	cpu := make([]time.Duration, len(clients)) // this process's CPU time during each client's runs
 	calls := make([]int, len(clients))
-	measure := func(c sdkClient, width int) time.Duration {
-		d, err := c.run(ctx, sdkCalls, width)
+	measure := func(i, n, width int) time.Duration {
+		t0 := processCPU()
+		d, err := clients[i].run(ctx, n, width)
 		if err != nil {
-			b.Fatalf("%s, %d wide: %v", c.name, width, err)
+			b.Fatalf("%s, %d wide: %v", clients[i].name, width, err)
 		}
+		cpu[i] += processCPU() - t0
+		calls[i] += n
 		return d
 	}
-	// Warm-up: connections, JIT, validators, buffers.
-	for _, c := range clients {
-		measure(c, sdkWidth)
+	// interleaved makes sdkCalls calls width wide through every client, in slices of n, and
+	// returns each client's total time.
+	interleaved := func(round, n, width int) []time.Duration {
+		total := make([]time.Duration, len(clients))
+		for s := range sdkCalls / n {
+			for k := range clients {
+				i := (k + round + s) % len(clients)
+				total[i] += measure(i, n, width)
+			}
+		}
+		return total
 	}
+	// Warm-up: connections, JIT, validators, buffers.
+	for i := range clients {
+		measure(i, seqSlice, 1)
+		measure(i, wideSlice, sdkWidth)
+	}
+	clear(cpu)
+	clear(calls)
 	b.ResetTimer()
 	for round := range b.N {
-		for k := range clients {
-			i := (k + round) % len(clients) // rotate who goes first
-			c := clients[i]
-			t0 := processCPU()
-			seq, wide := measure(c, 1), measure(c, sdkWidth)
-			cpu[i] += processCPU() - t0
-			calls[i] += 2 * sdkCalls
-			if bests[i].seq == 0 || seq < bests[i].seq {
-				bests[i].seq = seq
-			}
-			if bests[i].wide == 0 || wide < bests[i].wide {
-				bests[i].wide = wide
-			}
+		seq := interleaved(round, seqSlice, 1)
+		wide := interleaved(round, wideSlice, sdkWidth)
+		for i := range clients {
+			seqRates[i] = append(seqRates[i], sdkCalls/seq[i].Seconds())
+			wideRates[i] = append(wideRates[i], sdkCalls/wide[i].Seconds())
 		}
 	}
 	b.StopTimer()
-	rate := func(d time.Duration) float64 { return sdkCalls / d.Seconds() }
 	for i, c := range clients {
-		b.ReportMetric(rate(bests[i].seq), c.name+"-seq-calls/s")
-		b.ReportMetric(rate(bests[i].wide), c.name+"-"+strconv.Itoa(sdkWidth)+"wide-calls/s")
-		if cpu[i] > 0 && c.name != "ts" { // the TypeScript client runs in a process of its own
+		b.ReportMetric(median(seqRates[i]), c.name+"-seq-calls/s")
+		b.ReportMetric(median(wideRates[i]), c.name+"-"+strconv.Itoa(sdkWidth)+"wide-calls/s")
+		if cpu[i] > 0 && !strings.HasPrefix(c.name, "ts") { // the TypeScript clients run in processes of their own
 			b.ReportMetric(float64(cpu[i].Microseconds())/float64(calls[i]), c.name+"-cpu-us/call")
 		}
 	}
+}
+
+// median returns the median of v (the mean of the middle two for an even count); v is
+// reordered.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // roundRobin makes calls calls from width goroutines, each call going to the next of the
@@ -157,10 +197,11 @@ func goSDKClient(ctx context.Context, b *testing.B, bin, name, protocol string) 
 	}}
 }
 
-// tsClient starts testdata/tsbench/client.mjs with sdkServers servers. It reports false
-// (skipping that contender) when node or the npm packages are missing, and fails under
-// CI=true.
-func tsClient(ctx context.Context, b *testing.B, bin string) (sdkClient, bool) {
+// tsClient starts testdata/tsbench/<script> (client.mjs: @modelcontextprotocol/sdk 1.x;
+// client2.mjs: the 2.x package @modelcontextprotocol/<pkg> in negotiation mode mode) with
+// sdkServers servers, and checks that it negotiated protocol. It reports false (skipping
+// that contender) when node or the npm packages are missing, and fails under CI=true.
+func tsClient(ctx context.Context, b *testing.B, bin, name, script, pkg, mode, protocol string) (sdkClient, bool) {
 	missing := func(format string, args ...any) (sdkClient, bool) {
 		if os.Getenv("CI") == "true" {
 			b.Fatalf(format, args...)
@@ -172,10 +213,14 @@ func tsClient(ctx context.Context, b *testing.B, bin string) (sdkClient, bool) {
 	if err != nil {
 		return missing("no node: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		return missing("@modelcontextprotocol/sdk not installed (run npm ci in integration/): %v", err)
+	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
+		return missing("@modelcontextprotocol/%s not installed (run npm ci in integration/): %v", pkg, err)
 	}
-	cmd := exec.Command(node, filepath.Join("testdata", "tsbench", "client.mjs"), bin, strconv.Itoa(sdkServers))
+	args := []string{filepath.Join("testdata", "tsbench", script), bin, strconv.Itoa(sdkServers)}
+	if mode != "" {
+		args = append(args, mode)
+	}
+	cmd := exec.Command(node, args...)
 	// Closing stdin (when the benchmark ends) makes the script close its sessions (ending its
 	// servers) and exit.
 	stdin, stdout := startPiped(b, cmd)
@@ -195,7 +240,7 @@ func tsClient(ctx context.Context, b *testing.B, bin string) (sdkClient, bool) {
 			if err == nil {
 				err = io.EOF
 			}
-			got <- result{err: fmt.Errorf("client.mjs ended: %w", err)}
+			got <- result{err: fmt.Errorf("%s ended: %w", script, err)}
 		}()
 		select {
 		case r := <-got:
@@ -205,10 +250,11 @@ func tsClient(ctx context.Context, b *testing.B, bin string) (sdkClient, bool) {
 			return "", ctx.Err()
 		}
 	}
-	if line, err := readLine(); err != nil || line != "ready" {
-		b.Fatalf("client.mjs start: %q, %v", line, err)
+	line, err := readLine()
+	if err != nil || (line != "ready" && line != "ready "+protocol) {
+		b.Fatalf("%s %s start: %q (want ready, on protocol %s), %v", script, mode, line, protocol, err)
 	}
-	return sdkClient{name: "ts", run: func(ctx context.Context, n, width int) (time.Duration, error) {
+	return sdkClient{name: name, run: func(ctx context.Context, n, width int) (time.Duration, error) {
 		cmdLine := fmt.Sprintf("par %d %d\n", n, width)
 		if width == 1 {
 			cmdLine = fmt.Sprintf("seq %d\n", n)
@@ -222,7 +268,7 @@ func tsClient(ctx context.Context, b *testing.B, bin string) (sdkClient, bool) {
 		}
 		ns, ok := strings.CutPrefix(line, "ok ")
 		if !ok {
-			return 0, fmt.Errorf("client.mjs: %s", line)
+			return 0, fmt.Errorf("%s: %s", script, line)
 		}
 		v, err := strconv.ParseInt(ns, 10, 64)
 		return time.Duration(v), err
