@@ -254,8 +254,8 @@ func parseLoad(out []byte) loadRun {
 // info is the stamp of a run.
 type info struct {
 	commit, dirty, date, duration, goVersion, goSDK, node, tsSDK, tsClient, cpu, loadStart, loadEnd string
-	cores                                                                                 int
-	quick                                                                                 bool
+	cores                                                                                           int
+	quick                                                                                           bool
 }
 
 func stamp(ctx context.Context, root string, started time.Time, took time.Duration, load0, load1 string, quick bool) info {
