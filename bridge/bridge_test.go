@@ -756,13 +756,16 @@ func TestToolProblemsWarnedOnce(t *testing.T) {
 // schemas are validated anew, added tools are callable through the server.
 // Tool-list changes arrive through 2026-07-28's subscriptions/listen and through the older
 // notifications/tools/list_changed.
+// In a set of several servers the subscription is opened after the listing (listenhold.go),
+// which must not stop later changes from arriving.
 func TestToolListChanged(t *testing.T) {
 	for _, pin := range []string{"2026-07-28", "2025-11-25"} {
-		t.Run(pin, func(t *testing.T) { toolListChanged(t, pin) })
+		t.Run(pin, func(t *testing.T) { toolListChanged(t, pin, false) })
+		t.Run(pin+"/in a set", func(t *testing.T) { toolListChanged(t, pin, true) })
 	}
 }
 
-func toolListChanged(t *testing.T, pin string) {
+func toolListChanged(t *testing.T, pin string, inSet bool) {
 	srv := newFixture("basic", nil)
 	cfg := bridge.ServerConfig{ID: "live", ProtocolVersion: pin, InProcess: func() (mcp.Transport, error) {
 		st, ct := mcp.NewInMemoryTransports()
@@ -772,7 +775,13 @@ func toolListChanged(t *testing.T, pin string) {
 	changes := make(chan bridge.ToolsChange, 8)
 	opts := quiet()
 	opts.OnToolsChanged = func(_ context.Context, c bridge.ToolsChange) { changes <- c }
-	tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
+	cfgs := []bridge.ServerConfig{cfg}
+	if inSet {
+		other := inProcessConfig(t, "other", "paged", nil)
+		other.ProtocolVersion = pin
+		cfgs = append(cfgs, other)
+	}
+	tools, err := connect(t, cfgs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

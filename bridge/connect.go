@@ -83,10 +83,12 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	timings = append(timings, PhaseTiming{PhaseList, time.Since(t)})
 	span.phaseDone(PhaseList, time.Since(t))
 	if err != nil {
+		s.listens.drop(sess.cs)
 		s.closeWithin(ctx, sess)
 		return fail(s, s.serverError(PhaseList, err, sess.conn), timings)
 	}
 	s.install(ctx, sess, listed, raw)
+	s.releaseListenAfter(sess, listenHoldMax) // listenhold.go
 	s.mu.Lock()
 	s.lastDial = time.Now()
 	s.mu.Unlock()

@@ -57,8 +57,11 @@ type protocolState struct {
 // discoverMiddleware.
 type negotiation struct {
 	wait time.Duration
+	// holdListen says the session's subscriptions/listen is held (listenhold.go).
+	holdListen bool
 
 	mu         sync.Mutex
+	session    *mcp.ClientSession // the session discover was sent on, when holdListen
 	sent       bool
 	err        error // the last discover's failure; nil if it succeeded
 	unanswered bool  // the last discover timed out after wait
@@ -128,11 +131,17 @@ func (s *Server) versionPlan(k transport.Kind) (pin, why string) {
 func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool, *ServerError) {
 	pin, why := s.versionPlan(k)
 	for attempt := 0; ; attempt++ {
-		n := &negotiation{wait: discoverWait(s.opts.connectTimeout(s.cfg))}
+		n := &negotiation{wait: discoverWait(s.opts.connectTimeout(s.cfg)), holdListen: listenHeld(ctx)}
 		sess, fallback, serr := s.openAttempt(ctx, k, pin, n)
 		if serr == nil {
 			s.noteProtocol(sess, pin, why, n)
 			return sess, false, nil
+		}
+		n.mu.Lock()
+		cs := n.session
+		n.mu.Unlock()
+		if cs != nil {
+			s.listens.drop(cs)
 		}
 		if attempt > 0 || fallback || ctx.Err() != nil || s.life.Err() != nil {
 			return nil, fallback, serr

@@ -42,7 +42,7 @@ type Server struct {
 	//	Server.mu      -> Server.catMu, Server.bgMu
 	//	relistState.mu -> Server.bgMu
 	//	userTable.mu   -> Server.bgMu
-	//	Server.catMu, Server.bgMu, protocolState.mu, negotiation.mu, notifier.mu,
+	//	Server.catMu, Server.bgMu, protocolState.mu, negotiation.mu, listenHolds.mu, notifier.mu,
 	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu, taskTable.mu, taskRun.mu:
 	//	leaves
 	//
@@ -79,6 +79,7 @@ type Server struct {
 	proto    protocolState     // the protocol version to keep for redials
 	paths    pathCounts        // tools/call by path (callpath.go)
 	users    userTable         // per-user handlers, sessions and logins (users.go)
+	listens  listenHolds       // subscriptions/listen held while a set starts (listenhold.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -142,7 +143,8 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		caps.AddExtension(tasksExtension, map[string]any{})
 	}
 	s.client = mcp.NewClient(o.ClientInfo, copts)
-	s.client.AddSendingMiddleware(discoverMiddleware)
+	s.client.AddSendingMiddleware(s.sendingMiddleware)
+	s.client.AddReceivingMiddleware(s.receivingMiddleware)
 	if err := registerTaskMethods(s.client); err != nil && s.configErr == nil {
 		s.configErr = err
 	}
@@ -356,6 +358,7 @@ func (s *Server) Close() error {
 		s.sess = nil
 		s.mu.Unlock()
 		s.stop()
+		s.listens.clear()
 		// Teardowns of dead sessions and an interrupted redial finish alongside.
 		var wg sync.WaitGroup
 		wg.Go(func() { s.waitBackground(sessionClose) })

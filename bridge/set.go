@@ -121,9 +121,13 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 	set := &Set{proxyAccess: o.ProxyAccess, users: o.Users}
 	servers := make([]*Server, len(cfgs))
 	errs := make([]*ServerError, len(cfgs))
+	dctx := ctx
+	if len(cfgs) > 1 {
+		dctx = withListenHold(ctx) // listenhold.go
+	}
 	var wg sync.WaitGroup
 	for i, cfg := range cfgs {
-		wg.Go(func() { servers[i], errs[i] = dial(ctx, cfg, o, set) })
+		wg.Go(func() { servers[i], errs[i] = dial(dctx, cfg, o, set) })
 	}
 	wg.Wait()
 

@@ -174,17 +174,28 @@ func (c *Conn) stopProcess(p *process) error {
 	return err
 }
 
+// The stderr read buffer: it starts at minStderrBuf and doubles up to maxStderrBuf.
+const (
+	minStderrBuf = 512
+	maxStderrBuf = 32 << 10
+)
+
 // drainStderr reads stderr to EOF: into the tail buffer, and line by line to
 // the logger at Debug level.
 func (c *Conn) drainStderr(p *process) {
 	defer close(p.drained)
 	ll := lineLogger{logger: c.logger, id: c.id, secrets: c.secrets}
-	buf := make([]byte, 32<<10)
+	// Most servers write little or nothing to stderr: the buffer starts small and grows
+	// while reads fill it.
+	buf := make([]byte, minStderrBuf)
 	for {
 		n, err := p.stderr.Read(buf)
 		if n > 0 {
 			c.tail.Write(buf[:n])
 			ll.write(buf[:n])
+			if n == len(buf) && len(buf) < maxStderrBuf {
+				buf = make([]byte, 2*len(buf))
+			}
 		}
 		if err != nil {
 			ll.flush()
