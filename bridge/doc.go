@@ -169,7 +169,11 @@
 // specification requires; probe lists them as problems), tool arguments marked with
 // x-mcp-header are mirrored into Mcp-Param-* headers, resultType is honoured, multi-round-trip
 // results are followed, and tool-list changes arrive through subscriptions/listen as well as
-// the older notification. Every request carries the client's capabilities in its _meta;
+// the older notification. When Connect starts several servers, each opens its
+// subscriptions/listen 250 ms after its tools are listed rather than before (so that the
+// servers' start-ups do not wait on each other's subscriptions), and the subscription's
+// acknowledgement re-lists the server once, so a change made in between is not lost.
+// Every request carries the client's capabilities in its _meta;
 // a tools/call declares the MCP Apps extension only when it calls an App tool and the tasks
 // extension only to a server that offers tasks (the server decodes them on every request;
 // the listing and go-sdk's other requests declare both).
