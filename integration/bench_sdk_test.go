@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,8 +46,8 @@ type sdkClient struct {
 // Slices of a measurement: each client's sdkCalls calls are made in turns of this many,
 // the clients taking turns, so that what the machine does meanwhile falls on all of them.
 const (
-	seqSlice  = 500
-	wideSlice = 1000
+	seqSlice  = 1000
+	wideSlice = 1500
 )
 
 // BenchmarkVsSDKs makes sdkCalls calls in sequence, then sdkCalls calls sdkWidth at a time,
@@ -54,7 +55,8 @@ const (
 // slices (seqSlice calls in sequence, then wideSlice calls sdkWidth wide, who goes first
 // rotating from slice to slice and round to round), so a slow moment of the machine falls
 // on every client alike, and a client's rate in the round is sdkCalls over the sum of its
-// slices. The median round of each measurement is reported as "<client>-seq-calls/s" and
+// slices. A collection runs before each slice (untimed), so that no client pays for the
+// garbage of the one before it. The median round of each measurement is reported as "<client>-seq-calls/s" and
 // "<client>-16wide-calls/s", and for the Go clients this process's CPU time per call
 // ("<client>-cpu-us/call", over all rounds). The bench script runs 7 rounds:
 //
@@ -87,6 +89,9 @@ func BenchmarkVsSDKs(b *testing.B) {
 	cpu := make([]time.Duration, len(clients)) // this process's CPU time during each client's runs
 	calls := make([]int, len(clients))
 	measure := func(i, n, width int) time.Duration {
+		// Each slice starts with no garbage of the one before: a client pays for the
+		// collections its own allocations cause, not for another client's.
+		runtime.GC()
 		t0 := processCPU()
 		d, err := clients[i].run(ctx, n, width)
 		if err != nil {
