@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -288,10 +289,16 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	// A remoteTool never changes after it is published in s.remote: calls read it without a
-	// lock once they have it. A tool that disappears is replaced by a copy marked gone.
+	// lock once they have it. A tool that disappears is replaced by a copy marked gone; one
+	// listed again as it was stays the same remoteTool (and bytes), so that a re-listing
+	// that finds nothing changed holds no second copy of the catalogue.
 	for name, rt := range remote {
-		if old := s.remote[name]; old == nil || old.gone {
+		old := s.remote[name]
+		switch {
+		case old == nil || old.gone:
 			added = append(added, rt.name)
+		case sameTool(old, rt):
+			remote[name] = old
 		}
 	}
 	for name, old := range s.remote {
@@ -326,6 +333,14 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp
 		s.status.ModelTools = model
 	}
 	return added, removed, true
+}
+
+// sameTool reports whether b, from a new listing, is a as it was listed before.
+func sameTool(a, b *remoteTool) bool {
+	return bytes.Equal(a.schema, b.schema) && bytes.Equal(a.meta, b.meta) &&
+		bytes.Equal(a.outputSchema, b.outputSchema) && a.taskSupport == b.taskSupport &&
+		a.validator == b.validator && a.outValidator == b.outValidator &&
+		reflect.DeepEqual(a.tool, b.tool) && reflect.DeepEqual(a.ui, b.ui)
 }
 
 // build names the server's model-visible tools with n (in listing order), keeps them as the

@@ -7,8 +7,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// releaseListed drops the decoded inputSchema, outputSchema and _meta of the tools go-sdk
-// listed, once convert has read them. On protocol 2026-07-28 go-sdk v1.8.0 keeps every
+// releaseListed drops the decoded inputSchema, outputSchema and _meta (and the descriptive
+// fields) of the tools go-sdk listed, once convert has read them. On protocol 2026-07-28 go-sdk v1.8.0 keeps every
 // tools/list result of a session for the session's life (its list cache stores a result
 // whatever its ttlMs), and those are the very *mcp.Tool values ListTools returned: maps
 // several times the size of the schemas' JSON, which the bridge already keeps as bytes. A
@@ -28,5 +28,8 @@ func releaseListed(tools []*mcp.Tool, raw map[string]json.RawMessage) {
 		}
 		t.OutputSchema = nil
 		t.Meta = nil
+		// The bridge's own copy (newRemoteTool) keeps these; after a re-listing that found
+		// a tool unchanged it keeps the first listing's, and these would be a second copy.
+		t.Title, t.Description, t.Annotations, t.Icons = "", "", nil, nil
 	}
 }

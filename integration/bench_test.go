@@ -355,6 +355,7 @@ func measure(b *testing.B, open func() (keep any, closeAll func())) footprint {
 	base := runtime.NumGoroutine()
 	h0 := heapAfterGC()
 	keep, closeAll := open()
+	settle(10 * time.Second)
 	h1 := heapAfterGC()
 	g1 := runtime.NumGoroutine()
 	runtime.KeepAlive(keep)
@@ -365,9 +366,24 @@ func measure(b *testing.B, open func() (keep any, closeAll func())) footprint {
 	return footprint{heap: h1 - h0, goroutines: g1 - base}
 }
 
+// settle waits (at most max) until the number of goroutines has not changed for 300 ms: the
+// work a set does in the background after Connect (its subscriptions/listen, opened
+// listenHoldMax after each listing, and the re-listing their acknowledgements start) is done.
+func settle(max time.Duration) {
+	deadline := time.Now().Add(max)
+	n, since := runtime.NumGoroutine(), time.Now()
+	for time.Now().Before(deadline) && time.Since(since) < 300*time.Millisecond {
+		time.Sleep(20 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m != n {
+			n, since = m, time.Now()
+		}
+	}
+}
+
 // BenchmarkMemory measures the heap and goroutines held by 16 in-process servers × 100
-// tools (realistic schemas of about 1.5 KB) through one bridge Connect, against 16 raw
-// go-sdk sessions to the same servers that keep their tools/list result, and reports both
+// tools (realistic schemas of about 1.5 KB) through one bridge Connect, once it settled
+// (settle), against 16 raw go-sdk sessions to the same servers that keep their tools/list
+// result, and reports both
 // per server and the bridge's extra per server and per tool (target: extra < 1 MiB per
 // server). "novalidate" is the bridge with Options.DisableValidation, which shows what the
 // compiled argument validators cost. Each op measures all three once.
