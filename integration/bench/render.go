@@ -151,10 +151,12 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("## Assembly: 8 stdio servers\n\n")
 	w("`BenchmarkAssembly`: `bridge.Connect` of 8 `benchserver` processes against raw go-sdk doing the same\n")
 	w("work (start, connect, a full `tools/list` of each, all 8 concurrently), side by side, 31 times (medians; the ratio is the median of the 31 ratios);\n")
-	w("closing is not timed. The bridge follows tool changes: on 2026-07-28 its Connect opens a\n")
-	w("`subscriptions/listen` stream, which go-sdk opens only for a client with a\n")
-	w("`ToolListChangedHandler`; the last columns are raw go-sdk with one (the same work, subscription\n")
-	w("included). The target compares with raw go-sdk without it.\n\n")
+	w("closing is not timed. The bridge follows tool changes through a `subscriptions/listen` stream\n")
+	w("(2026-07-28); a server Connect starts with others opens it 250 ms after its own listing, in the\n")
+	w("background, and re-lists once when it is acknowledged (`bridge/listenhold.go`), so it is not part\n")
+	w("of this time. go-sdk opens the stream inside Connect, for a client with a\n")
+	w("`ToolListChangedHandler`; the last columns are raw go-sdk with one. The target compares with raw\n")
+	w("go-sdk without it.\n\n")
 	w("| protocol | mcpbridge ms | raw go-sdk ms | bridge ÷ raw | raw go-sdk subscribing, ms | bridge ÷ that |\n|---|---|---|---|---|---|\n")
 	for _, p := range []struct{ name, label string }{{"default", "default (2026-07-28)"}, {"2025-11-25", "pinned 2025-11-25"}} {
 		n := "BenchmarkAssembly/" + p.name
@@ -165,7 +167,8 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("## Memory: 16 in-process servers × 100 tools\n\n")
 	w("`BenchmarkMemory`: heap after two GCs and goroutines, before and after opening, for 16 raw go-sdk\n")
 	w("sessions that keep their `tools/list` result (default protocol) against one `bridge.Connect` of the\n")
-	w("same 16 servers; each tool has a realistic schema of about 1.5 KB.\n\n")
+	w("same 16 servers, measured once the set settled (its subscriptions opened and the re-listing\n")
+	w("they start done); each tool has a realistic schema of about 1.5 KB.\n\n")
 	m := "BenchmarkMemory"
 	w("| | per server | per tool | goroutines per server |\n|---|---|---|---|\n")
 	w("| raw go-sdk sessions + tool lists | %.0f KiB | | %.1f |\n", val(m, "raw-KiB/server"), val(m, "raw-goroutines/server"))
