@@ -220,7 +220,8 @@ func BenchmarkCallRatio(b *testing.B) {
 // default protocol and pinned to 2025-11-25. Bridge and raw alternate within each
 // iteration (who goes first alternates too); closing is not timed. It reports the median
 // "bridge-ms" and "raw-ms" per assembly and "bridge/raw", the median of the iterations'
-// ratios (target ≤ 1.1); the bench script runs 31 iterations. A third side,
+// ratios (target ≤ 1.1); the bench script runs 61 iterations, and a garbage collection
+// (untimed) precedes each side. A third side,
 // "rawsub-ms", is raw go-sdk with a ToolListChangedHandler, which makes its Connect open
 // the subscriptions/listen stream the bridge opens to follow tool changes (2026-07-28);
 // "bridge/rawsub" compares the bridge with it.
@@ -240,6 +241,7 @@ func BenchmarkAssembly(b *testing.B) {
 				cfgs[i].ProtocolVersion = proto
 			}
 			viaBridge := func() time.Duration {
+				runtime.GC() // no side pays for the garbage of the one before
 				start := time.Now()
 				set, err := bridge.Connect(ctx, cfgs, benchOptions())
 				d := time.Since(start)
@@ -260,6 +262,7 @@ func BenchmarkAssembly(b *testing.B) {
 					opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {}
 				}
 				client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, opts)
+				runtime.GC()
 				start := time.Now()
 				var wg sync.WaitGroup
 				for i := range cfgs {

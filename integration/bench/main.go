@@ -96,7 +96,7 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 	steps := []step{
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkVsSDKs$", "-test.benchtime", bt("7x", "1x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkCallRatio$", "-test.benchtime", bt("3000x", "200x")}},
-		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkAssembly$", "-test.benchtime", bt("31x", "2x")}},
+		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkAssembly$", "-test.benchtime", bt("61x", "2x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkMemory$", "-test.benchtime", bt("2x", "1x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^Benchmark(Flatten|Validate)$", "-test.benchmem", "-test.benchtime", bt("1s", "1x")}},
 		{"integration", []string{"-test.run", "^TestLoad$", "-test.v"}},

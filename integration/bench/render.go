@@ -150,7 +150,8 @@ func render(res results, lr loadRun, in info) (string, error) {
 
 	w("## Assembly: 8 stdio servers\n\n")
 	w("`BenchmarkAssembly`: `bridge.Connect` of 8 `benchserver` processes against raw go-sdk doing the same\n")
-	w("work (start, connect, a full `tools/list` of each, all 8 concurrently), side by side, 31 times (medians; the ratio is the median of the 31 ratios);\n")
+	w("work (start, connect, a full `tools/list` of each, all 8 concurrently), side by side, 61 times,\n")
+	w("each after a garbage collection (medians; the ratio is the median of the 61 ratios);\n")
 	w("closing is not timed. The bridge follows tool changes through a `subscriptions/listen` stream\n")
 	w("(2026-07-28); a server Connect starts with others opens it 250 ms after its own listing, in the\n")
 	w("background, and re-lists once when it is acknowledged (`bridge/listenhold.go`), so it is not part\n")
