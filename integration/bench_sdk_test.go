@@ -46,8 +46,9 @@ type sdkClient struct {
 // Slices of a measurement: each client's sdkCalls calls are made in turns of this many,
 // the clients taking turns, so that what the machine does meanwhile falls on all of them.
 const (
-	seqSlice  = 1000
-	wideSlice = 1500
+	seqSlice     = 1000
+	wideSlice    = 1500
+	sliceTimeout = 15 * time.Second // a slice takes well under a second
 )
 
 // BenchmarkVsSDKs makes sdkCalls calls in sequence, then sdkCalls calls sdkWidth at a time,
@@ -88,18 +89,35 @@ func BenchmarkVsSDKs(b *testing.B) {
 	wideRates := make([][]float64, len(clients))
 	cpu := make([]time.Duration, len(clients)) // this process's CPU time during each client's runs
 	calls := make([]int, len(clients))
+	// A slice in which a call gets no answer is run again, once, and counted: go-sdk's stdio
+	// server now and then leaves an answer unsent until it reads its next line (see
+	// BENCHMARKS.md), which a sequential client waits out. The Go clients' slices are bounded
+	// by sliceTimeout; the TypeScript clients' calls by their SDK's own 60 s timeout.
+	stalled := 0
 	measure := func(i, n, width int) time.Duration {
-		// Each slice starts with no garbage of the one before: a client pays for the
-		// collections its own allocations cause, not for another client's.
-		runtime.GC()
-		t0 := processCPU()
-		d, err := clients[i].run(ctx, n, width)
-		if err != nil {
-			b.Fatalf("%s, %d wide: %v", clients[i].name, width, err)
+		c := clients[i]
+		for attempt := 0; ; attempt++ {
+			// Each slice starts with no garbage of the one before: a client pays for the
+			// collections its own allocations cause, not for another client's.
+			runtime.GC()
+			sctx, cancel := ctx, context.CancelFunc(func() {})
+			if !strings.HasPrefix(c.name, "ts") { // a cancelled ctx ends the node process
+				sctx, cancel = context.WithTimeout(ctx, sliceTimeout)
+			}
+			t0 := processCPU()
+			d, err := c.run(sctx, n, width)
+			cancel()
+			if err == nil {
+				cpu[i] += processCPU() - t0
+				calls[i] += n
+				return d
+			}
+			if attempt > 0 || ctx.Err() != nil {
+				b.Fatalf("%s, %d wide: %v", c.name, width, err)
+			}
+			stalled++
+			b.Logf("%s, %d wide: %v; the slice is run again", c.name, width, err)
 		}
-		cpu[i] += processCPU() - t0
-		calls[i] += n
-		return d
 	}
 	// interleaved makes sdkCalls calls width wide through every client, in slices of n, and
 	// returns each client's total time.
@@ -130,6 +148,7 @@ func BenchmarkVsSDKs(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(stalled), "stalled-slices")
 	for i, c := range clients {
 		b.ReportMetric(median(seqRates[i]), c.name+"-seq-calls/s")
 		b.ReportMetric(median(wideRates[i]), c.name+"-"+strconv.Itoa(sdkWidth)+"wide-calls/s")
