@@ -19,7 +19,8 @@ import (
 // per-request envelope and takes the same result, errors and multi-round-trip handling
 // as go-sdk's ClientSession.CallTool, which remains the path for the rest (Streamable
 // HTTP sessions before 2026-07-28). The bridge installs no sending middleware that a
-// tools/call would have to pass (discoverMiddleware only watches server/discover).
+// tools/call would have to pass (Server.sendingMiddleware only watches server/discover and
+// subscriptions/listen).
 
 // callPath is a session's choice of path, made on its first call.
 type callPath struct {

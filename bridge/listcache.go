@@ -8,10 +8,11 @@ import (
 )
 
 // releaseListed drops the decoded inputSchema, outputSchema and _meta (and the descriptive
-// fields) of the tools go-sdk listed, once convert has read them. On protocol 2026-07-28 go-sdk v1.8.0 keeps every
-// tools/list result of a session for the session's life (its list cache stores a result
-// whatever its ttlMs), and those are the very *mcp.Tool values ListTools returned: maps
-// several times the size of the schemas' JSON, which the bridge already keeps as bytes. A
+// fields) of the tools go-sdk listed, once convert has read them. On protocol 2026-07-28
+// go-sdk v1.8.0 keeps every tools/list result of a session for the session's life (its list
+// cache stores a result whatever its ttlMs), and those are the very *mcp.Tool values
+// ListTools returned: maps several times the size of the schemas' JSON, which the bridge
+// already keeps as bytes. A
 // tool's inputSchema stays when it has an x-mcp-header marker, since go-sdk reads it to
 // mirror arguments into headers on requests it sends itself.
 //
