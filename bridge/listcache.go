@@ -12,9 +12,8 @@ import (
 // go-sdk v1.8.0 keeps every tools/list result of a session for the session's life (its list
 // cache stores a result whatever its ttlMs), and those are the very *mcp.Tool values
 // ListTools returned: maps several times the size of the schemas' JSON, which the bridge
-// already keeps as bytes. A
-// tool's inputSchema stays when it has an x-mcp-header marker, since go-sdk reads it to
-// mirror arguments into headers on requests it sends itself.
+// already keeps as bytes. A tool's inputSchema stays when it has an x-mcp-header marker,
+// since go-sdk reads it to mirror arguments into headers on requests it sends itself.
 //
 // The cache only answers a later tools/list of the same session within the result's ttlMs
 // and without a tools/list_changed in between (go-sdk empties it on one); the bridge lists
