@@ -10,9 +10,9 @@ import (
 
 // Holding subscriptions/listen while a set starts. On 2026-07-28 go-sdk's Connect sends
 // subscriptions/listen (the stream tools/list_changed arrives on) right after
-// server/discover, before the tools are listed. It costs client and server together about
-// half of what the whole start of a go-sdk server costs them (in process: 0.4 ms of 1.2),
-// and when a set starts many servers at once on few cores every server's listen delays
+// server/discover, before the tools are listed. It adds about half again to what the whole
+// start of a go-sdk server costs client and server (in process: 0.4 ms on top of 0.8), and
+// when a set starts many servers at once on few cores every server's listen delays
 // every other server's start, and Connect with them. So while Connect assembles more
 // than one server, a session's listen is held (go-sdk is answered with an empty result; the
 // request is not written) and written listenHoldMax after the server's own listing, in the
