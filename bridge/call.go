@@ -9,8 +9,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
-	"github.com/ttalk/mcpbridge/transport"
 )
 
 // toolCall is one tool call on its way through call.
@@ -119,12 +119,12 @@ func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error
 		}
 		label = rt.label
 		// Our own work (validation) counts against the call's deadline like the server's,
-		// and Close ends the call from here on, as it would in send (transport.Bound: the
+		// and Close ends the call from here on, as it would in send (wire.Bound: the
 		// direct path waits on the bounds without merging them into a context).
 		budget := s.callBudget(c.remote) // the call timeout, or the task timeout (tasks.go)
 		if !bounded && ob == nil {
 			var release func()
-			ctx, release = transport.Bound(ctx, s.life, budget)
+			ctx, release = wire.Bound(ctx, s.life, budget)
 			defer release()
 			bounded = budget == s.opts.callTimeout(s.cfg)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
-	"github.com/ttalk/mcpbridge/transport"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // The call path: how a tools/call reaches the server. The direct path
@@ -47,14 +47,14 @@ func (p *callPath) choose(sess *session) (bool, string) {
 		if ir := sess.cs.InitializeResult(); ir != nil {
 			p.protocol = ir.ProtocolVersion
 		}
-		p.direct = sess.conn.DirectCalls(p.protocol)
-		if p.direct && p.protocol >= transport.ModernProtocol {
+		p.direct = sess.conn.Direct().DirectCalls(p.protocol)
+		if p.direct && p.protocol >= wire.ModernProtocol {
 			var drop []string
 			if !sess.taskCaps.extension {
 				drop = append(drop, tasksExtension)
 			}
-			p.envApp, _ = sess.conn.CallEnvelope(p.protocol, drop...) // nil on error: the session's
-			p.envPlain, _ = sess.conn.CallEnvelope(p.protocol, append(drop, apps.ExtensionID)...)
+			p.envApp, _ = sess.conn.Direct().CallEnvelope(p.protocol, drop...) // nil on error: the session's
+			p.envPlain, _ = sess.conn.Direct().CallEnvelope(p.protocol, append(drop, apps.ExtensionID)...)
 		}
 	})
 	return p.direct, p.protocol
@@ -64,8 +64,8 @@ func (p *callPath) choose(sess *session) (bool, string) {
 // 2026-07-28) continues in go-sdk's multi-round-trip loop, which answers the requests
 // through the client's handlers (OnElicitation) and retries with the responses. tap, when
 // not nil, follows the call on either path (a call that may become a task, taskrun.go);
-// shared: the caller only reads the result's text (transport.CallOptions.SharedMeta).
-func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, tap *transport.Tap, shared bool) (*mcp.CallToolResult, error) {
+// shared: the caller only reads the result's text (wire.CallOptions.SharedMeta).
+func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, tap *wire.Tap, shared bool) (*mcp.CallToolResult, error) {
 	direct, protocol := sess.path.choose(sess)
 	if !direct {
 		if sess.userOAuth != nil {
@@ -73,12 +73,12 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 		}
 		s.paths.sdk.Add(1)
 		if tap != nil {
-			ctx = transport.WithTap(ctx, tap)
+			ctx = wire.WithTap(ctx, tap)
 		}
 		return sess.cs.CallTool(ctx, params)
 	}
 	s.paths.direct.Add(1)
-	opts := transport.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared, Envelope: sess.path.envPlain}
+	opts := wire.CallOptions{Protocol: protocol, InputSchema: rt.schema, Tap: tap, SharedMeta: shared, Envelope: sess.path.envPlain}
 	if rt.ui.ResourceURI != "" {
 		opts.Envelope = sess.path.envApp
 	}
@@ -91,7 +91,7 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 			s.progress.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
 		}
 	}
-	res, err := sess.conn.CallTool(ctx, params, &opts)
+	res, err := sess.conn.Direct().CallTool(ctx, params, &opts)
 	if err != nil {
 		return s.continueCall(ctx, sess, params, tap, err)
 	}
@@ -101,15 +101,15 @@ func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, para
 // continueCall finishes a direct call that ended in err: a result asking for input goes on
 // through go-sdk's loop; any other err is returned. (Apart from callOn so that errors.As's
 // target does not move to the heap on every call.)
-func (s *Server) continueCall(ctx context.Context, sess *session, params *mcp.CallToolParams, tap *transport.Tap, err error) (*mcp.CallToolResult, error) {
-	var ir *transport.InputRequiredError
+func (s *Server) continueCall(ctx context.Context, sess *session, params *mcp.CallToolParams, tap *wire.Tap, err error) (*mcp.CallToolResult, error) {
+	var ir *wire.InputRequiredError
 	if errors.As(err, &ir) {
 		if sess.userOAuth != nil {
 			return s.continueUserCall(ctx, ir, params)
 		}
 		cctx := ir.Continue(ctx)
 		if tap != nil {
-			cctx = transport.WithTap(cctx, tap)
+			cctx = wire.WithTap(cctx, tap)
 		}
 		return sess.cs.CallTool(cctx, params)
 	}

@@ -594,7 +594,7 @@
 //   - Options.MaxDescriptionBytes, default 8 KiB (DefaultMaxDescriptionBytes): one tool's
 //     description as the model gets it (<0: no cap). Over it: the head is kept (cut on a UTF-8
 //     boundary) with a marker saying how much was cut, and a ToolProblem.
-//   - 1,000 (fixed, transport.MaxMessageDepth): nesting of one JSON-RPC message (go-sdk decodes no
+//   - 1,000 (fixed, wire.MaxMessageDepth): nesting of one JSON-RPC message (go-sdk decodes no
 //     deeper). Over it: the request that message answers fails at once (a tools/list with a schema
 //     nested that deep fails the server in phase tools/list).
 //   - 2 KiB (fixed, maxLoggedAppData): the data of an MCP App's notifications/message written to

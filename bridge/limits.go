@@ -7,6 +7,7 @@ import (
 	"github.com/ttalk/mcpbridge/internal/grant"
 	"github.com/ttalk/mcpbridge/internal/oauth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -161,7 +162,7 @@ var limitTable = []limit{
 		fill:   fillNonZero(func(o *Options) *int { return &o.MaxDescriptionBytes }, DefaultMaxDescriptionBytes),
 	},
 	{
-		name: "transport.MaxMessageDepth", value: transport.MaxMessageDepth, unit: unitCount,
+		name: "wire.MaxMessageDepth", value: wire.MaxMessageDepth, unit: unitCount,
 		bounds: "nesting of one JSON-RPC message (go-sdk decodes no deeper)",
 		over:   "the request that message answers fails at once (a tools/list with a schema nested that deep fails the server in phase tools/list)",
 	},

@@ -15,6 +15,7 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/internal/oauth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -271,7 +272,7 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 	done := make(chan connected, 1)
 	initTap := newInitTap() // the raw initialize result: the server's tasks capability
 	go func() {
-		cs, err := s.client.Connect(transport.WithTap(withNegotiation(sctx, n), initTap), conn.Transport(), sessionOptions(pin))
+		cs, err := s.client.Connect(wire.WithTap(withNegotiation(sctx, n), initTap), conn.Transport(), sessionOptions(pin))
 		done <- connected{cs, err}
 	}()
 	var cs *mcp.ClientSession

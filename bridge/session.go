@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -61,7 +62,7 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 	defer func() { err = s.secrets.maskErr(ctx, err) }()
 	if !bounded {
 		var release func()
-		ctx, release = transport.Bound(ctx, s.life, timeout)
+		ctx, release = wire.Bound(ctx, s.life, timeout)
 		defer release()
 	}
 	for attempt := 0; ; attempt++ {
@@ -103,7 +104,7 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 // timeout and Close), with WithCallMeta's _meta and the trace context, the session in the
 // span, and a progress token when the caller asked for progress. bounded says ctx is
 // already bounded by the call timeout and Close (see doBounded); shared says only the
-// result's text is used (transport.CallOptions.SharedMeta).
+// result's text is used (wire.CallOptions.SharedMeta).
 func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded, shared bool) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ttalk/mcpbridge/transport"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // The task lifecycle: create (a tools/call the server answers with a task handle), poll
@@ -758,7 +758,7 @@ func (s *Server) startTask(ctx context.Context, rt *remoteTool, args json.RawMes
 // may become a task, with a tap that adds the task member (2025-11-25) and keeps a task
 // handle instead of decoding it, on either path. It returns the result, or the task the
 // server created instead. force (StartTask) asks for a task; shared: only the result's text
-// is used (transport.CallOptions.SharedMeta).
+// is used (wire.CallOptions.SharedMeta).
 func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
 	tap, err := s.taskTap(sess, rt, force)
 	if err != nil {
@@ -788,7 +788,7 @@ func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, pa
 
 // taskTap returns the tap for a tools/call of rt on sess that may become a task, or nil for
 // a plain call.
-func (s *Server) taskTap(sess *session, rt *remoteTool, force bool) (*transport.Tap, error) {
+func (s *Server) taskTap(sess *session, rt *remoteTool, force bool) (*wire.Tap, error) {
 	mode := s.taskMode()
 	caps := sess.taskCaps
 	switch {
@@ -798,7 +798,7 @@ func (s *Server) taskTap(sess *session, rt *remoteTool, force bool) (*transport.
 		}
 		return nil, nil
 	case caps.extension:
-		return &transport.Tap{Method: "tools/call", Keep: isTaskHandle}, nil
+		return &wire.Tap{Method: "tools/call", Keep: isTaskHandle}, nil
 	case !caps.toolsCall:
 		if force {
 			return nil, errors.New("the server does not offer tools/call as a task (capabilities.tasks.requests.tools.call)")
@@ -818,7 +818,7 @@ func (s *Server) taskTap(sess *session, rt *remoteTool, force bool) (*transport.
 		return nil, nil
 	}
 	ttl := strconv.FormatInt(s.taskTimeout().Milliseconds(), 10)
-	return &transport.Tap{Method: "tools/call", Param: "task", Value: json.RawMessage(`{"ttl":` + ttl + `}`), Keep: isTaskHandle}, nil
+	return &wire.Tap{Method: "tools/call", Param: "task", Value: json.RawMessage(`{"ttl":` + ttl + `}`), Keep: isTaskHandle}, nil
 }
 
 func cmpOr(a, b string) string {

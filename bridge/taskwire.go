@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ttalk/mcpbridge/transport"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // The wire side of MCP tasks: the two versions' shapes, read leniently and bounded.
@@ -85,7 +85,7 @@ func (c taskCaps) String() string {
 
 // newInitTap follows a session's initialize (its result keeps the server's "tasks"
 // capability, which go-sdk's ServerCapabilities drops).
-func newInitTap() *transport.Tap { return &transport.Tap{Method: "initialize"} }
+func newInitTap() *wire.Tap { return &wire.Tap{Method: "initialize"} }
 
 // readTaskCaps reads the server's task offer from the raw initialize result (2025-11-25) and
 // the decoded capabilities (the extension, under 2026-07-28 from server/discover).

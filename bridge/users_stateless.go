@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
 // Users of a stateless server: a Streamable HTTP server on protocol 2026-07-28 keeps no
 // session, and the bridge calls its tools with one POST each (the direct path, callpath.go).
 // A user's tools/call there goes on the shared connection with the user's OAuth handler
-// (transport.CallOptions.OAuth): no session, connection or client per user, only the
+// (wire.CallOptions.OAuth): no session, connection or client per user, only the
 // handler, which the userTable bounds like the sessions of stateful servers. The few
 // requests that need go-sdk's session (a call that becomes an MCP task or asks for input,
 // resources/read, prompts) get the user's own session, opened on first need; a listing of
@@ -39,7 +40,7 @@ func (s *Server) markToolsCall(ctx context.Context, rt *remoteTool) context.Cont
 // protocol 2026-07-28 or later, its calls on the direct path.
 func (s *Server) stateless(sess *session) bool {
 	direct, protocol := sess.path.choose(sess)
-	if !direct || protocol < transport.ModernProtocol {
+	if !direct || protocol < wire.ModernProtocol {
 		return false
 	}
 	s.catMu.Lock()
@@ -93,7 +94,7 @@ func (s *Server) userView(ctx context.Context, id string, rt *remoteTool) (view 
 // continueUserCall finishes on the user's own session a direct call of the user's (on a
 // stateless server) whose result asks for input: go-sdk's multi-round-trip loop answers
 // the requests and retries, with the user's token.
-func (s *Server) continueUserCall(ctx context.Context, ir *transport.InputRequiredError, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (s *Server) continueUserCall(ctx context.Context, ir *wire.InputRequiredError, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	user, _ := UserFromContext(ctx)
 	sess, release, err := s.userSession(ctx, user)
 	if err != nil {

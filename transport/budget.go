@@ -14,29 +14,29 @@ import (
 // SSE event limits.
 const DefaultMaxMessageBytes = mcp.DefaultMaxLineLength
 
-// ErrMessageTooLarge is wrapped by the *BudgetError a Conn records when a server sent a
+// ErrMessageTooLarge is wrapped by the error a Conn records (see Conn.Overrun) when a server sent a
 // message over Spec.MaxFrameBytes.
 var ErrMessageTooLarge = errors.New("message too large")
 
-// BudgetError says which limit a server broke. The session it happened on is broken: go-sdk
+// budgetError says which limit a server broke. The session it happened on is broken: go-sdk
 // fails the connection, and the caller should treat it as dead and redial.
-type BudgetError struct {
+type budgetError struct {
 	What  string // "HTTP response body", "SSE event"
 	Limit int64  // the limit in bytes
 }
 
 // Error names what was too large and the limit.
-func (e *BudgetError) Error() string {
+func (e *budgetError) Error() string {
 	return fmt.Sprintf("the server sent an %s of more than %d bytes, the per-message limit", e.What, e.Limit)
 }
 
 // Unwrap returns ErrMessageTooLarge.
-func (e *BudgetError) Unwrap() error { return ErrMessageTooLarge }
+func (e *budgetError) Unwrap() error { return ErrMessageTooLarge }
 
 // budget tracks one connection's per-message limit and its first overrun.
 type budget struct {
 	limit   int64 // <= 0: no limit
-	overrun atomic.Pointer[BudgetError]
+	overrun atomic.Pointer[budgetError]
 }
 
 // newBudget resolves Spec.MaxFrameBytes: 0 selects the default, negative disables.
@@ -58,13 +58,19 @@ func (b *budget) eventLimit() int {
 	return int(b.limit)
 }
 
-func (b *budget) record(what string) *BudgetError {
-	e := &BudgetError{What: what, Limit: b.limit}
+func (b *budget) record(what string) *budgetError {
+	e := &budgetError{What: what, Limit: b.limit}
 	if b.overrun.CompareAndSwap(nil, e) {
 		return e
 	}
 	return b.overrun.Load()
 }
+
+// Limit implements wire.Budget: the limit in bytes, <= 0 for none.
+func (b *budget) Limit() int64 { return b.limit }
+
+// Overrun implements wire.Budget: it records an overrun of what and returns the first one.
+func (b *budget) Overrun(what string) error { return b.record(what) }
 
 // err returns the first overrun, or nil.
 func (b *budget) err() error {
@@ -74,7 +80,7 @@ func (b *budget) err() error {
 	return nil
 }
 
-// limitedBody is a response body that fails with a *BudgetError once more than limit bytes
+// limitedBody is a response body that fails with a *budgetError once more than limit bytes
 // were read, so go-sdk's io.ReadAll of an endless body stops at the limit. The underlying
 // body is closed at that point, which also stops the server's stream.
 type limitedBody struct {

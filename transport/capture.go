@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 const (
@@ -17,7 +19,7 @@ const (
 
 // maxCaptureBytes caps the bytes buffered to capture one JSON response body or
 // one SSE event. Larger ones are passed to go-sdk untouched but not captured.
-const maxCaptureBytes = 64 << 20
+const maxCaptureBytes = wire.MaxCaptureBytes
 
 // capture collects the raw tool objects of tools/list responses. It is safe
 // for concurrent use.
@@ -25,7 +27,7 @@ type capture struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]struct{} // IDs of tools/list requests sent, not yet answered
 	tools   []json.RawMessage
-	taps    map[jsonrpc.ID]*Tap // requests followed by a Tap (tap.go), not yet answered
+	taps    wire.Taps // requests followed by a Tap, not yet answered
 }
 
 // expect records an outgoing tools/list request ID.
@@ -45,13 +47,13 @@ func (c *capture) expect(id jsonrpc.ID) {
 func (c *capture) waiting() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending) > 0 || len(c.taps) > 0
+	return len(c.pending) > 0 || c.taps.Waiting()
 }
 
 // response handles an incoming response. Results of expected IDs are decoded
 // as {"tools":[...]} and their elements appended in order.
 func (c *capture) response(id jsonrpc.ID, result json.RawMessage) {
-	c.tapped(id, result)
+	c.taps.Tapped(id, result)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.pending[id]; !ok {
@@ -77,45 +79,6 @@ func (c *capture) take() []json.RawMessage {
 	return t
 }
 
-// wireMessage is the subset of a JSON-RPC message the capture needs.
-type wireMessage struct {
-	ID     any             `json:"id"`
-	Method *string         `json:"method"`
-	Result json.RawMessage `json:"result"`
-}
-
-// forEachMessage decodes data as one JSON-RPC message or a batch (array) of
-// them and calls f for each element that decodes. Invalid input is ignored:
-// go-sdk reports protocol errors, the capture only observes.
-func forEachMessage(data []byte, f func(id jsonrpc.ID, method *string, result json.RawMessage)) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return
-	}
-	one := func(raw []byte) {
-		var m wireMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return
-		}
-		id, err := jsonrpc.MakeID(m.ID)
-		if err != nil || !id.IsValid() {
-			return
-		}
-		f(id, m.Method, m.Result)
-	}
-	if data[0] != '[' {
-		one(data)
-		return
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(data, &batch) != nil {
-		return
-	}
-	for _, raw := range batch {
-		one(raw)
-	}
-}
-
 // observeRequests records the tools/list requests in an outgoing HTTP body
 // and reports whether there were any.
 func (c *capture) observeRequests(body []byte) bool {
@@ -123,7 +86,7 @@ func (c *capture) observeRequests(body []byte) bool {
 		return false
 	}
 	found := false
-	forEachMessage(body, func(id jsonrpc.ID, method *string, _ json.RawMessage) {
+	wire.ForEachMessage(body, func(id jsonrpc.ID, method *string, _ json.RawMessage) {
 		if method != nil && *method == methodToolsList {
 			c.expect(id)
 			found = true
@@ -137,7 +100,7 @@ func (c *capture) observeResponses(data []byte) {
 	if !c.waiting() {
 		return
 	}
-	forEachMessage(data, func(id jsonrpc.ID, method *string, result json.RawMessage) {
+	wire.ForEachMessage(data, func(id jsonrpc.ID, method *string, result json.RawMessage) {
 		if method == nil {
 			c.response(id, result)
 		}
@@ -150,9 +113,9 @@ func (c *capture) observeResponses(data []byte) {
 type captureConn struct {
 	mcp.Connection
 	cap    *capture
-	env    *envelope
+	env    *wire.Envelope
 	close  func() error // shared teardown; it must close the inner Connection
-	direct directCalls  // calls made with Conn.CallTool (direct.go)
+	direct wire.Calls   // calls made with the connection's wire.Client
 	one    [1]jsonrpc.Message
 }
 
@@ -160,7 +123,7 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if err != nil {
-			c.direct.terminate(err)
+			c.direct.Terminate(err)
 			return nil, err
 		}
 		r, ok := msg.(*jsonrpc.Response)
@@ -168,7 +131,7 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		c.one[0] = r
-		if len(c.direct.deliver(c.one[:])) == 0 {
+		if len(c.direct.Deliver(c.one[:])) == 0 {
 			continue // a direct call's
 		}
 		c.one[0] = nil
@@ -183,14 +146,22 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		case methodToolsList:
 			// Record before writing: the response may be read before Write returns.
 			c.cap.expect(r.ID)
-		case methodDiscover:
-			c.env.observe(r.Params)
+		case wire.MethodDiscover:
+			c.env.Observe(r.Params)
 		case methodToolsCall:
-			msg = c.direct.standIn(ctx, r, msg)
+			msg = c.direct.StandIn(ctx, r, msg)
 		}
 	}
-	msg = c.cap.tap(ctx, msg) // tap.go: a Tap on ctx follows the request
+	msg = c.cap.taps.Tap(ctx, msg) // a Tap on ctx follows the request
 	return c.Connection.Write(ctx, msg)
 }
 
 func (c *captureConn) Close() error { return c.close() }
+
+// observeBody records the requests in an outgoing Streamable HTTP POST body made under
+// ctx: tools/list requests for the capture, requests a Tap follows. It returns the body to
+// send (rewritten for a Tap that adds a member) and whether a response is awaited that the
+// capture needs to see.
+func (c *capture) observeBody(ctx context.Context, body []byte) ([]byte, bool) {
+	return c.taps.ObserveBody(ctx, body, c.observeRequests(body))
+}

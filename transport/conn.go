@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // killWait is how long Close waits for the process after SIGKILL, and
@@ -68,13 +69,7 @@ type Conn struct {
 	proc   *process       // stdio, once started
 	inner  mcp.Connection // http/sse: go-sdk's connection
 
-	direct      *directCalls // the connection's direct calls; nil when it has none
-	directWrite writeFunc
-	env         envelope       // the per-request _meta of protocol 2026-07-28 (envelope.go)
-	httpIDs     atomic.Int64   // JSON-RPC IDs of direct Streamable HTTP calls (counting down)
-	bindings    schemaBindings // x-mcp-header markers by tool (paramheaders.go)
-	meta        metaCache      // the last result _meta decoded (direct.go)
-	sharedMeta  metaCache      // the same, for callers that only read it (CallOptions.SharedMeta)
+	client *wire.Client // the direct client (Direct)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -101,7 +96,6 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		grace:  s.Grace,
 		logger: s.Logger,
 	}
-	c.sharedMeta.shared = true
 	if c.grace <= 0 {
 		c.grace = DefaultGrace
 	}
@@ -131,7 +125,6 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		}
 		c.ep = ep
 		c.rt = newRoundTripper(s, k, ep, &c.cap)
-		c.rt.env = &c.env
 		hc := &http.Client{}
 		if s.HTTPClient != nil {
 			*hc = *s.HTTPClient
@@ -139,6 +132,15 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		hc.Transport = c.rt
 		c.hc = hc
 		c.oauth = s.OAuth
+		if k == KindHTTP {
+			c.client = wire.NewClient(&wire.HTTP{Client: hc, Endpoint: ep.redacted.String(), OAuth: s.OAuth, Budget: c.rt.budget})
+		}
+	}
+	if c.client == nil {
+		c.client = wire.NewClient(nil)
+	}
+	if c.rt != nil {
+		c.rt.env = c.client.Envelope()
 	}
 	return c, nil
 }
@@ -205,14 +207,19 @@ func (c *Conn) connect(ctx context.Context) (mcp.Connection, error) {
 		// Unwrapped: go-sdk needs its own concrete connection (protocol
 		// version header, standalone GET stream). Capture happens in the
 		// RoundTripper.
+		c.client.Connected()
 		return inner, nil
 	}
-	cc := &captureConn{Connection: inner, cap: &c.cap, env: &c.env, close: c.Close}
-	c.mu.Lock()
-	c.direct, c.directWrite = &cc.direct, cc.Write
-	c.mu.Unlock()
+	cc := &captureConn{Connection: inner, cap: &c.cap, env: c.client.Envelope(), close: c.Close}
+	c.client.Attach(&cc.direct, cc.Write)
 	return cc, nil
 }
+
+// Direct returns the connection's direct client: tools/call sent without go-sdk's
+// per-call machinery, giving what go-sdk's ClientSession.CallTool gives (see "Direct tool
+// calls" in the package doc). Its type is internal: a host outside this module reaches a
+// server's tools through go-sdk's session.
+func (c *Conn) Direct() *wire.Client { return c.client }
 
 // TakeTools returns the raw tool objects (each element one entry of
 // result.tools, bytes exactly as the server sent them) from every tools/list
@@ -305,7 +312,7 @@ func (c *Conn) FallbackToSSE() bool {
 	return c.kind == KindHTTP && c.rt.fallback.Load()
 }
 
-// Overrun returns, for http and sse, the *BudgetError (wrapping ErrMessageTooLarge) of the
+// Overrun returns, for http and sse, the error (wrapping ErrMessageTooLarge, naming the message and the limit) of the
 // first message the server sent over Spec.MaxFrameBytes, or nil. Once it is non-nil the
 // session is broken: go-sdk failed the connection.
 func (c *Conn) Overrun() error {

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -145,13 +145,13 @@ func TestDirectCallsModern(t *testing.T) {
 			}
 			t.Cleanup(func() { cs.Close(); c.Close() })
 			v := cs.InitializeResult().ProtocolVersion
-			if v != transport.ModernProtocol {
+			if v != wire.ModernProtocol {
 				t.Fatalf("negotiated %q", v)
 			}
-			if !c.DirectCalls(v) {
+			if !c.Direct().DirectCalls(v) {
 				t.Fatal("DirectCalls = false on " + v)
 			}
-			opts := &transport.CallOptions{Protocol: v}
+			opts := &wire.CallOptions{Protocol: v}
 
 			// Results and errors as go-sdk's; the same _meta on the server.
 			tool := "echo"
@@ -163,7 +163,7 @@ func TestDirectCallsModern(t *testing.T) {
 				_, _ = cs.ListTools(ctx, nil)
 			}
 			for _, name := range []string{tool, "nosuchtool"} {
-				got, gerr := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args}, &transport.CallOptions{Protocol: v, InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"deep":{"type":"object","properties":{"flag":{"type":"boolean","x-mcp-header":"Flag"}}}}}`)})
+				got, gerr := c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args}, &wire.CallOptions{Protocol: v, InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"deep":{"type":"object","properties":{"flag":{"type":"boolean","x-mcp-header":"Flag"}}}}}`)})
 				want, werr := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 					t.Errorf("%s: direct error %v, go-sdk error %v", name, gerr, werr)
@@ -203,8 +203,8 @@ func TestDirectCallsModern(t *testing.T) {
 
 			// A multi-round-trip call: the first round once, then go-sdk's loop.
 			p := &mcp.CallToolParams{Name: "confirm", Arguments: json.RawMessage(`{}`)}
-			_, err = c.CallTool(ctx, p, opts)
-			var ir *transport.InputRequiredError
+			_, err = c.Direct().CallTool(ctx, p, opts)
+			var ir *wire.InputRequiredError
 			if !errors.As(err, &ir) {
 				t.Fatalf("confirm: %v, want an InputRequiredError", err)
 			}
@@ -221,27 +221,15 @@ func TestDirectCallsModern(t *testing.T) {
 
 			// Progress on the call's own stream (HTTP) or through go-sdk's session.
 			var got atomic.Value
-			popts := &transport.CallOptions{Protocol: v, OnProgress: func(p *mcp.ProgressNotificationParams) { got.Store(p.Message) }}
+			popts := &wire.CallOptions{Protocol: v, OnProgress: func(p *mcp.ProgressNotificationParams) { got.Store(p.Message) }}
 			pp := &mcp.CallToolParams{Name: "progress", Arguments: json.RawMessage(`{}`)}
 			pp.SetProgressToken("tok-1")
-			if _, err := c.CallTool(ctx, pp, popts); err != nil {
+			if _, err := c.Direct().CallTool(ctx, pp, popts); err != nil {
 				t.Fatalf("progress: %v", err)
 			}
 			if kind == "http" && got.Load() != "half" {
 				t.Errorf("OnProgress got %v", got.Load())
 			}
 		})
-	}
-}
-
-// TestUnknownResultType: on 2026-07-28 a resultType other than complete and input_required
-// is refused; before it, it is passed over as go-sdk does.
-func TestUnknownResultType(t *testing.T) {
-	raw := json.RawMessage(`{"content":[{"type":"text","text":"x"}],"resultType":"later"}`)
-	if _, err := transport.DecodeCallResult(raw, true); err == nil || !strings.Contains(err.Error(), `"later"`) {
-		t.Errorf("modern: %v", err)
-	}
-	if _, err := transport.DecodeCallResult(raw, false); err != nil {
-		t.Errorf("legacy: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ttalk/mcpbridge/internal/callheaders"
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -86,16 +87,16 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 	}
 	t.Cleanup(func() { cs.Close(); c.Close() })
 	v := cs.InitializeResult().ProtocolVersion
-	if !c.DirectCalls(v) {
+	if !c.Direct().DirectCalls(v) {
 		t.Fatalf("no direct calls on %s", v)
 	}
-	opts := &transport.CallOptions{Protocol: v}
+	opts := &wire.CallOptions{Protocol: v}
 
 	auth.mu.Lock()
 	auth.token = "stale"
 	auth.mu.Unlock()
 	cctx := callheaders.With(ctx, http.Header{"X-User": {"u-7"}})
-	res, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "small", Arguments: json.RawMessage(`{}`)}, opts)
+	res, err := c.Direct().CallTool(cctx, &mcp.CallToolParams{Name: "small", Arguments: json.RawMessage(`{}`)}, opts)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "ok" {
 		t.Fatalf("small: %v, %v", res, err)
 	}
@@ -109,14 +110,14 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 		t.Errorf("headers on the direct POST: %v", got)
 	}
 
-	_, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "big", Arguments: json.RawMessage(`{}`)}, opts)
+	_, err = c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: "big", Arguments: json.RawMessage(`{}`)}, opts)
 	var be *transport.BudgetError
 	if !errors.As(err, &be) || !errors.Is(err, transport.ErrMessageTooLarge) || c.Overrun() == nil {
 		t.Errorf("big: %v (overrun %v), want a *BudgetError", err, c.Overrun())
 	}
 
 	ts.Close() // now the server is gone: the error must not show the query secret
-	_, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "small", Arguments: json.RawMessage(`{}`)}, opts)
+	_, err = c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: "small", Arguments: json.RawMessage(`{}`)}, opts)
 	if err == nil || strings.Contains(err.Error(), "s3cr3t-query") {
 		t.Errorf("call to a closed server: %v", err)
 	}

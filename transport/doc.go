@@ -75,44 +75,32 @@
 //
 // # Direct tool calls
 //
-// [Conn.CallTool] makes a tools/call without go-sdk's per-call machinery and gives
-// what go-sdk's [mcp.ClientSession.CallTool] gives: the same result value, the same
-// errors. On stdio, in-process and legacy SSE connections it writes the request on the
-// session's own connection (its response is taken off the wire before go-sdk sees it);
-// on Streamable HTTP with protocol 2026-07-28, which is stateless, it sends one POST
-// through the connection's HTTP client, with the protocol-version, Mcp-Method, Mcp-Name
-// and Mcp-Param-* headers. From 2026-07-28 on every request carries the per-request
-// _meta envelope, the one go-sdk sent in server/discover; a result asking for input
-// continues in go-sdk's multi-round-trip loop ([InputRequiredError]).
-// [Conn.DirectCalls] says whether a connection carries them for a protocol version.
+// [Conn.Direct] is the connection's direct client (package internal/wire, the bridge's):
+// tools/call without go-sdk's per-call machinery, giving what go-sdk's
+// [mcp.ClientSession.CallTool] gives. The connection's readers hand it the responses to
+// its calls before go-sdk sees them; on Streamable HTTP it posts through the connection's
+// HTTP client, so headers, OAuth, the byte budget and redaction apply to it as to go-sdk's
+// requests. A request go-sdk sends under a context carrying the client's tap can have a
+// member added to its params and its raw result kept, on every kind; over Streamable HTTP,
+// tasks/get, tasks/update and tasks/cancel also get the Mcp-Name header the tasks
+// extension requires.
 //
 // # Stability
 //
-// This package is public so that a host can reach one server without the bridge, but its
-// one user in this module is package bridge, and much of it exists for the bridge alone.
-// These names are stable (kept compatible across minor versions once the module is tagged):
+// This package is public so that a host can reach one server without the bridge. Its
+// exported names, all of them stable (kept compatible across minor versions once the
+// module is tagged), are these 25:
 //
-//   - [Spec] with its fields ID, Kind, Command, Args, Env, Dir, URL, Headers, Logger,
-//     StderrTailBytes, Grace, MaxFrameBytes and HTTPClient;
-//   - [Kind], [KindStdio], [KindHTTP], [KindSSE], [Kinds] and [Open];
-//   - [Conn] with Transport, TakeTools, FallbackToSSE, Stderr, Overrun and Close;
-//   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes], [TagEnv],
-//     [ErrMessageTooLarge], [ErrFrameTooLarge], [BudgetError] and [ErrUsed].
+//   - [Spec] (its fields ID, Kind, Command, Args, Env, Dir, URL, Headers, Logger,
+//     StderrTailBytes, Grace, MaxFrameBytes and HTTPClient are stable; OAuth, InProcess,
+//     WrapBase and OnCredential serve the bridge and may change in any release);
+//   - [Kind], [KindStdio], [KindHTTP], [KindSSE], [KindInProcess] and [Kinds];
+//   - [Open] and [Conn], with [Conn.Transport], [Conn.TakeTools], [Conn.FallbackToSSE],
+//     [Conn.Stderr], [Conn.Overrun], [Conn.Reached], [Conn.NonProtocolLines],
+//     [Conn.Direct] and [Conn.Close] (Direct's result type is internal: only its presence
+//     is stable);
+//   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes] and [TagEnv];
+//   - [ErrMessageTooLarge], [ErrFrameTooLarge] and [ErrUsed].
 //
-// Everything else serves the bridge's call path and may change in any release: Spec.OAuth
-// and Spec.InProcess with [KindInProcess]; Conn's CallTool, CallEnvelope, DirectCalls,
-// Reached and NonProtocolLines with [ErrNoDirectCall], [CallOptions], [InputRequiredError]
-// and [ModernProtocol]; [Bound]; [ProcessEnd]; and [Tap] with [WithTap] (below). Per-call
-// headers are set with bridge.WithCallHeaders.
-//
-// # Taps
-//
-// The connection wrappers and the RoundTripper that capture tools/list also carry
-// a [Tap]: a request sent under a context from [WithTap]
-// can get a member added to its params (MCP 2025-11-25 task augmentation, which
-// go-sdk's CallToolParams cannot express) and have its raw result kept (a task
-// handle, or the server's "tasks" capability in initialize, both of which
-// go-sdk's types drop). Over Streamable HTTP, tasks/get, tasks/update and
-// tasks/cancel also get the Mcp-Name header the tasks extension requires
-// (params.taskId, for routing to the instance that holds the task).
+// Per-call headers are set with bridge.WithCallHeaders.
 package transport

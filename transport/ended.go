@@ -13,12 +13,12 @@ import (
 // for the process to exit, to say how it ended.
 const exitWait = 500 * time.Millisecond
 
-// ProcessEnd explains a stdio session that failed because the server process
+// processEnd explains a stdio session that failed because the server process
 // ended or closed its pipes: how it exited (status or signal), how long it
 // ran, and the last line of its stderr, or that stderr was empty. Err, the
 // pipe error (wrapping io.EOF, or a write's *fs.PathError), stays in the
 // chain.
-type ProcessEnd struct {
+type processEnd struct {
 	// Exited is false when the process closed its stdout but was still
 	// running exitWait later.
 	Exited bool
@@ -34,7 +34,7 @@ type ProcessEnd struct {
 }
 
 // Error says how the process ended, then the pipe error.
-func (e *ProcessEnd) Error() string {
+func (e *processEnd) Error() string {
 	var b strings.Builder
 	if e.Exited {
 		fmt.Fprintf(&b, "server process exited (%s) after %s", e.State, e.Ran.Round(time.Millisecond))
@@ -53,13 +53,13 @@ func (e *ProcessEnd) Error() string {
 }
 
 // Unwrap returns the pipe error.
-func (e *ProcessEnd) Unwrap() error { return e.Err }
+func (e *processEnd) Unwrap() error { return e.Err }
 
-// maxLastStderr caps ProcessEnd.LastStderr.
+// maxLastStderr caps processEnd.LastStderr.
 const maxLastStderr = 300
 
 // explainEnd wraps err, a failed read or write of a stdio server's pipes, in
-// a *ProcessEnd, waiting up to exitWait for the process to exit. During Close
+// a *processEnd, waiting up to exitWait for the process to exit. During Close
 // (which ends the process itself) err is returned as is.
 func (c *Conn) explainEnd(err error) error {
 	c.mu.Lock()
@@ -68,7 +68,7 @@ func (c *Conn) explainEnd(err error) error {
 	if closing || p == nil {
 		return err
 	}
-	e := &ProcessEnd{Err: err}
+	e := &processEnd{Err: err}
 	t := time.NewTimer(exitWait)
 	defer t.Stop()
 	select {

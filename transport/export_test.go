@@ -7,7 +7,8 @@ func (c *Conn) Exited() <-chan struct{} { return c.exitedCh() }
 func (c *Conn) ExitError() error        { return c.exitErr() }
 func (c *Conn) PID() int                { return c.pid() }
 
-// DecodeCallResult is decodeCallResult, for the resultType tests.
-func DecodeCallResult(raw []byte, modern bool) (any, error) {
-	return decodeCallResult(raw, modern, nil)
-}
+// Test-only names for errors the package no longer exports.
+type (
+	BudgetError = budgetError
+	ProcessEnd  = processEnd
+)

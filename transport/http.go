@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/internal/callheaders"
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // roundTripper is the http.RoundTripper under go-sdk's HTTP transports. It
@@ -30,7 +30,7 @@ type roundTripper struct {
 	captures bool // tee bodies for the capture (Streamable HTTP only)
 	detect   bool // detect the legacy SSE fallback signal (Streamable HTTP only)
 	budget   *budget
-	env      *envelope // records go-sdk's server/discover _meta (Streamable HTTP only)
+	env      *wire.Envelope // records go-sdk's server/discover _meta (Streamable HTTP only)
 
 	// secrets are the strings no error may show: the endpoint's userinfo, query values and
 	// bare query keys, and the header values (with their credentials).
@@ -146,7 +146,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	var isInit bool
 	var sentToolsList bool
-	_, direct := req.Body.(directBody) // a direct call's POST (directhttp.go): nothing to inspect
+	_, direct := req.Body.(wire.DirectBody) // a direct call's POST (directhttp.go): nothing to inspect
 	if !direct && (rt.detect || rt.captures) && req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -158,7 +158,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if rt.captures {
 			body, sentToolsList = rt.capture.observeBody(req.Context(), body)
-			setTaskRoutingName(out.Header, body)
+			wire.SetTaskRoutingName(out.Header, body)
 		}
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -175,7 +175,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	rt.reached.Store(true)
 	resp.Request = req // never expose the real URL through the response
 
-	ct := mediaType(resp.Header.Get("Content-Type"))
+	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if isInit && legacyRefusal(resp, ct) {
 		rt.fallback.Store(true)
 	}
@@ -201,27 +201,27 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool) {
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ct == "text/event-stream" {
-		p := &sseParser{limit: maxCaptureBytes}
+		p := &wire.SSEParser{Limit: maxCaptureBytes}
 		if rt.budget.limit > 0 {
-			p.limit = int(rt.budget.limit)
-			p.onOverflow = func() { rt.budget.record("SSE event") }
+			p.Limit = int(rt.budget.limit)
+			p.OnOverflow = func() { rt.budget.record("SSE event") }
 		}
 		if rt.captures && ok {
 			// Any stream may carry the response: a POST's own stream, or a
 			// GET resuming it with Last-Event-ID.
-			p.onEvent = func(name string, data []byte) {
+			p.OnEvent = func(name string, data []byte) {
 				if name == "" || name == "message" {
 					rt.capture.observeResponses(data)
 				}
 			}
 		}
-		if p.onEvent != nil || p.onOverflow != nil {
+		if p.OnEvent != nil || p.OnOverflow != nil {
 			tb := &teeBody{rc: resp.Body, sink: p}
-			if p.onOverflow != nil {
+			if p.OnOverflow != nil {
 				// go-sdk fails the stream at the same event, then drains the body to
 				// reuse the connection: stop the drain of an endless event.
 				tb.stop = func() error {
-					if p.over {
+					if p.Over() {
 						return rt.budget.err()
 					}
 					return nil
@@ -246,12 +246,12 @@ func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool
 // tools/call of a call that continues a direct one (InputRequiredError.Continue) with the
 // saved result, without sending it: the response it returns is that answer.
 func (rt *roundTripper) observeCalls(req *http.Request, body []byte) *http.Response {
-	discover := rt.env != nil && bytes.Contains(body, []byte(`"`+methodDiscover+`"`))
-	call := bytes.Contains(body, []byte(`"`+methodToolsCall+`"`)) && req.Context().Value(resumeKey{}) != nil
+	discover := rt.env != nil && bytes.Contains(body, []byte(`"`+wire.MethodDiscover+`"`))
+	call := bytes.Contains(body, []byte(`"`+methodToolsCall+`"`)) && wire.Resuming(req.Context())
 	if !discover && !call {
 		return nil
 	}
-	msgs, err := decodeLine(body, nil)
+	msgs, err := wire.DecodeLine(body, nil)
 	if err != nil {
 		return nil
 	}
@@ -261,14 +261,14 @@ func (rt *roundTripper) observeCalls(req *http.Request, body []byte) *http.Respo
 			continue
 		}
 		switch {
-		case r.Method == methodDiscover && discover:
-			rt.env.observe(r.Params)
+		case r.Method == wire.MethodDiscover && discover:
+			rt.env.Observe(r.Params)
 		case r.Method == methodToolsCall && call && len(msgs) == 1:
 			if n, ok := r.ID.Raw().(int64); !ok || n <= 0 {
 				continue
 			}
-			if rs := takeResume(req.Context()); rs != nil {
-				return savedResponse(req, r.ID, rs.raw)
+			if raw, ok := wire.TakeResume(req.Context()); ok {
+				return savedResponse(req, r.ID, raw)
 			}
 		}
 	}
@@ -277,7 +277,7 @@ func (rt *roundTripper) observeCalls(req *http.Request, body []byte) *http.Respo
 
 // savedResponse is an HTTP answer to request req (JSON-RPC ID id) carrying result.
 func savedResponse(req *http.Request, id jsonrpc.ID, result json.RawMessage) *http.Response {
-	body, err := appendMessage(nil, &jsonrpc.Response{ID: id, Result: result})
+	body, err := wire.AppendMessage(nil, &jsonrpc.Response{ID: id, Result: result})
 	if err != nil {
 		body = nil
 	}
@@ -294,26 +294,13 @@ func savedResponse(req *http.Request, id jsonrpc.ID, result json.RawMessage) *ht
 	}
 }
 
-// mediaType returns the lowercased media type of a Content-Type value.
-func mediaType(ct string) string {
-	switch ct { // the common forms, without parsing
-	case "application/json", "text/event-stream":
-		return ct
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		mt, _, _ = strings.Cut(ct, ";")
-	}
-	return strings.ToLower(strings.TrimSpace(mt))
-}
-
 // isInitialize reports whether an outgoing POST body is an initialize request.
 func isInitialize(body []byte) bool {
 	if !bytes.Contains(body, []byte(`"initialize"`)) {
 		return false
 	}
 	found := false
-	forEachMessage(body, func(_ jsonrpc.ID, method *string, _ json.RawMessage) {
+	wire.ForEachMessage(body, func(_ jsonrpc.ID, method *string, _ json.RawMessage) {
 		if method != nil && *method == "initialize" {
 			found = true
 		}

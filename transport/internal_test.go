@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 func TestParseEndpoint(t *testing.T) {
@@ -91,86 +93,6 @@ func TestLineLoggerDisabled(t *testing.T) {
 	}
 }
 
-// parseSSE parses input in chunks of the given sizes (cycled) and returns
-// the dispatched events as "name|data" strings.
-func parseSSE(input []byte, chunks []int, limit int) []string {
-	var events []string
-	p := &sseParser{limit: limit, onEvent: func(name string, data []byte) {
-		events = append(events, name+"|"+string(data))
-	}}
-	for i := 0; len(input) > 0; i++ {
-		n := len(input)
-		if len(chunks) > 0 {
-			n = max(1, chunks[i%len(chunks)])
-		}
-		n = min(n, len(input))
-		p.write(input[:n])
-		input = input[n:]
-	}
-	p.finish()
-	return events
-}
-
-func TestSSEParser(t *testing.T) {
-	tests := []struct {
-		name  string
-		input string
-		limit int
-		want  []string
-	}{
-		{"one event", "event: message\ndata: {\"a\":1}\n\n", 1 << 20, []string{"message|{\"a\":1}"}},
-		{"crlf and multi data", "data: a\r\ndata:  b \r\nid: 3\r\n\r\n", 1 << 20, []string{"|a\nb"}},
-		{"comment, no data, eof event", ": hi\nid: 1\n\ndata: x", 1 << 20, []string{"|x"}},
-		{"malformed line stops", "data: a\n\nbogus\ndata: b\n\n", 1 << 20, []string{"|a"}},
-		{"oversized event stops", "data: 1\n\ndata: " + strings.Repeat("z", 50) + "\n\ndata: 2\n\n", 30, []string{"|1"}},
-		{"name resets", "event: other\ndata: a\n\ndata: b\n\n", 1 << 20, []string{"other|a", "|b"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, chunks := range [][]int{nil, {1}, {2, 3}, {7}} {
-				got := parseSSE([]byte(tt.input), chunks, tt.limit)
-				if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-					t.Errorf("chunks %v: events %q, want %q", chunks, got, tt.want)
-				}
-			}
-		})
-	}
-}
-
-// FuzzSSEParser checks that parsing does not depend on how the body is split
-// into reads, and never panics.
-func FuzzSSEParser(f *testing.F) {
-	f.Add([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"), byte(3), 64)
-	f.Add([]byte("data: a\r\ndata: b\r\n\r\n: c\nid: 1\nretry: 5\n\ndata:x"), byte(1), 8)
-	f.Add([]byte("no colon\n\n"), byte(2), 1024)
-	f.Fuzz(func(t *testing.T, input []byte, split byte, limit int) {
-		limit = 1 + abs(limit)%4096
-		whole := parseSSE(input, nil, limit)
-		parts := parseSSE(input, []int{int(split%17) + 1, int(split%5) + 1}, limit)
-		if fmt.Sprint(whole) != fmt.Sprint(parts) {
-			t.Fatalf("split-dependent result:\nwhole %q\nparts %q", whole, parts)
-		}
-		for _, ev := range whole {
-			if len(ev) > limit+1 { // name|data; data is within the event budget
-				_, data, _ := strings.Cut(ev, "|")
-				if len(data) > limit {
-					t.Fatalf("event data of %d bytes exceeds limit %d", len(data), limit)
-				}
-			}
-		}
-	})
-}
-
-func abs(n int) int {
-	if n < 0 {
-		if n == -n { // math.MinInt
-			return 0
-		}
-		return -n
-	}
-	return n
-}
-
 // FuzzCaptureResponses checks that the capture never panics on untrusted
 // payloads and that every tool it returns is a valid JSON value that was
 // present in the input.
@@ -194,8 +116,8 @@ func FuzzCaptureResponses(f *testing.F) {
 		var j jsonSink
 		j.limit = 1 << 20
 		j.onBody = c.observeResponses
-		j.write(data)
-		j.finish()
+		j.Write(data)
+		j.Finish()
 		_ = isInitialize(data)
 		_ = c.observeRequests(data)
 	})
@@ -246,13 +168,13 @@ func BenchmarkSSECapture(b *testing.B) {
 	for b.Loop() {
 		var c capture
 		c.expect(mustID(float64(7)))
-		p := &sseParser{limit: 1 << 24, onEvent: func(_ string, data []byte) { c.observeResponses(data) }}
+		p := &wire.SSEParser{Limit: 1 << 24, OnEvent: func(_ string, data []byte) { c.observeResponses(data) }}
 		for chunk := body; len(chunk) > 0; {
 			n := min(4096, len(chunk))
-			p.write(chunk[:n])
+			p.Write(chunk[:n])
 			chunk = chunk[n:]
 		}
-		p.finish()
+		p.Finish()
 		if len(c.take()) != 200 {
 			b.Fatal("capture failed")
 		}

@@ -132,7 +132,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 	}()
 
 	p.conn = newStdioConn(c, outR, p.stdin, c.spec.MaxFrameBytes)
-	c.direct, c.directWrite = &p.conn.direct, p.conn.Write
+	c.client.Attach(&p.conn.direct, p.conn.Write)
 	return p.conn, nil
 }
 

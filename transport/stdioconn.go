@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // Buffer sizes of the stdio connection: reads go into one buffer that starts
@@ -78,7 +79,7 @@ type stdioConn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
-	direct directCalls // direct.go
+	direct wire.Calls // the direct calls of the Conn's wire.Client
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -103,7 +104,7 @@ func (s *stdioConn) closeFiles() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		s.direct.terminate(io.EOF)
+		s.direct.Terminate(io.EOF)
 		err = errors.Join(s.r.Close(), s.w.Close())
 	})
 	return err
@@ -127,13 +128,13 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n, result, ok := directResult(line); ok { // the common line: a direct call's answer
-			s.direct.deliverResult(n, result)
+		if n, result, ok := wire.DirectResult(line); ok { // the common line: a direct call's answer
+			s.direct.DeliverResult(n, result)
 			continue
 		}
-		msgs, derr := decodeLine(line, s.scratch[:0])
-		if errors.Is(derr, errTooDeep) {
-			if r := tooDeepAnswer(line); r != nil {
+		msgs, derr := wire.DecodeLine(line, s.scratch[:0])
+		if errors.Is(derr, wire.ErrTooDeep) {
+			if r := wire.TooDeepAnswer(line); r != nil {
 				msgs, derr = append(msgs[:0], r), nil
 			}
 		}
@@ -142,7 +143,7 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		s.capture(msgs)
-		if msgs = s.direct.deliver(msgs); len(msgs) == 0 {
+		if msgs = s.direct.Deliver(msgs); len(msgs) == 0 {
 			s.scratch = msgs
 			continue
 		}
@@ -181,7 +182,7 @@ func (s *stdioConn) nextLine() ([]byte, error) {
 				s.discarding = false
 				continue
 			}
-			first := skipSpace(line, 0)
+			first := wire.SkipSpace(line, 0)
 			if first == len(line) {
 				continue
 			}
@@ -194,7 +195,7 @@ func (s *stdioConn) nextLine() ([]byte, error) {
 		// No newline in buf[start:end]: a partial line.
 		if s.discarding {
 			s.start, s.scanned = s.end, s.end
-		} else if first := skipSpace(s.buf[:s.end], s.start); first < s.end && s.buf[first] != '{' && s.buf[first] != '[' {
+		} else if first := wire.SkipSpace(s.buf[:s.end], s.start); first < s.end && s.buf[first] != '{' && s.buf[first] != '[' {
 			// Cannot be a message: keep its head for the log, drop the rest
 			// as it comes.
 			if s.end-s.start > noiseLogBytes {
@@ -274,7 +275,7 @@ func (s *stdioConn) fail(err error) error {
 	default:
 		err = s.c.explainEnd(fmt.Errorf("reading stdout: %w", err))
 	}
-	s.direct.terminate(err)
+	s.direct.Terminate(err)
 	return err
 }
 
@@ -288,16 +289,16 @@ func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		switch r.Method {
 		case methodToolsList:
 			s.c.cap.expect(r.ID) // before writing: the response may be read first
-		case methodDiscover:
-			s.c.env.observe(r.Params)
+		case wire.MethodDiscover:
+			s.c.client.Envelope().Observe(r.Params)
 		case methodToolsCall:
-			msg = s.direct.standIn(ctx, r, msg)
+			msg = s.direct.StandIn(ctx, r, msg)
 		}
 	}
-	msg = s.c.cap.tap(ctx, msg) // tap.go: a Tap on ctx follows the request
+	msg = s.c.cap.taps.Tap(ctx, msg) // a Tap on ctx follows the request
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	buf, err := appendMessage(s.wbuf[:0], msg)
+	buf, err := wire.AppendMessage(s.wbuf[:0], msg)
 	if err != nil {
 		return err
 	}

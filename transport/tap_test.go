@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -119,9 +120,9 @@ func TestTap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			initTap := &transport.Tap{Method: "initialize"}
+			initTap := &wire.Tap{Method: "initialize"}
 			client := mcp.NewClient(&mcp.Implementation{Name: "tap-test", Version: "1"}, nil)
-			cs, err := client.Connect(transport.WithTap(ctx, initTap), c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			cs, err := client.Connect(wire.WithTap(ctx, initTap), c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			if err != nil {
 				c.Close()
 				t.Fatalf("connect: %v", err)
@@ -131,9 +132,9 @@ func TestTap(t *testing.T) {
 				t.Errorf("initialize tap kept %s, want the raw initialize result", r)
 			}
 
-			tap := &transport.Tap{Method: "tools/call", Param: "task", Value: json.RawMessage(`{"ttl":5000}`)}
+			tap := &wire.Tap{Method: "tools/call", Param: "task", Value: json.RawMessage(`{"ttl":5000}`)}
 			args := json.RawMessage(`{"zeta":2,"html":"<&>"}`)
-			res, err := cs.CallTool(transport.WithTap(ctx, tap), &mcp.CallToolParams{Name: "t0", Arguments: args})
+			res, err := cs.CallTool(wire.WithTap(ctx, tap), &mcp.CallToolParams{Name: "t0", Arguments: args})
 			if err != nil || len(res.Content) != 1 {
 				t.Fatalf("tapped call = %v, %v", res, err)
 			}
@@ -153,8 +154,8 @@ func TestTap(t *testing.T) {
 			if p := rec.last(); tc.kind != transport.KindStdio && strings.Contains(p, `"task"`) {
 				t.Errorf("an untapped call got params %s", p)
 			}
-			keepNone := &transport.Tap{Method: "tools/call", Keep: func(json.RawMessage) bool { return false }}
-			if _, err := cs.CallTool(transport.WithTap(ctx, keepNone), &mcp.CallToolParams{Name: "t1", Arguments: map[string]any{}}); err != nil {
+			keepNone := &wire.Tap{Method: "tools/call", Keep: func(json.RawMessage) bool { return false }}
+			if _, err := cs.CallTool(wire.WithTap(ctx, keepNone), &mcp.CallToolParams{Name: "t1", Arguments: map[string]any{}}); err != nil {
 				t.Fatal(err)
 			}
 			if r := keepNone.Result(); r != nil {

@@ -720,7 +720,7 @@ func TestDirectCalls(t *testing.T) {
 			}
 			ctx := testCtx(t)
 			cs := session(t, ctx, c)
-			if !c.DirectCalls("2025-11-25") {
+			if !c.Direct().DirectCalls("2025-11-25") {
 				t.Fatal("DirectCalls() = false")
 			}
 			tool, args := "echo", json.RawMessage(`{"x":[1,"<é>"]}`)
@@ -728,7 +728,7 @@ func TestDirectCalls(t *testing.T) {
 				tool, args = "t0", json.RawMessage(`{"zeta":2}`)
 			}
 			for _, name := range []string{tool, "nosuchtool"} {
-				got, gerr := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args}, nil)
+				got, gerr := c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args}, nil)
 				want, werr := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 					t.Errorf("%s: direct error %v, go-sdk error %v", name, gerr, werr)
@@ -745,7 +745,7 @@ func TestDirectCalls(t *testing.T) {
 			cctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "slow"}, nil)
+				_, err := c.Direct().CallTool(cctx, &mcp.CallToolParams{Name: "slow"}, nil)
 				done <- err
 			}()
 			select {

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -50,7 +50,8 @@ func WithTap(ctx context.Context, t *Tap) context.Context {
 	return context.WithValue(ctx, tapKey{}, t)
 }
 
-func tapFrom(ctx context.Context) *Tap {
+// TapFrom returns the Tap ctx carries (WithTap), or nil.
+func TapFrom(ctx context.Context) *Tap {
 	if ctx == nil {
 		return nil
 	}
@@ -78,6 +79,7 @@ func (t *Tap) Result() json.RawMessage {
 	return t.result
 }
 
+// offer keeps result when Keep accepts it.
 func (t *Tap) offer(result json.RawMessage) {
 	if len(result) == 0 || (t.Keep != nil && !t.Keep(result)) {
 		return
@@ -88,14 +90,28 @@ func (t *Tap) offer(result json.RawMessage) {
 	t.mu.Unlock()
 }
 
-// tap records an outgoing request the context's Tap follows (whose params it may rewrite)
+// Taps is a connection's table of the requests Taps follow, by JSON-RPC ID, until their
+// responses come. The zero value is ready to use; it is safe for concurrent use.
+type Taps struct {
+	mu sync.Mutex
+	m  map[jsonrpc.ID]*Tap
+}
+
+// Waiting reports whether a followed request's response is outstanding.
+func (c *Taps) Waiting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m) > 0
+}
+
+// Tap records an outgoing request the context's Tap follows (whose params it may rewrite)
 // before it is written, and returns the message to write.
-func (c *capture) tap(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
+func (c *Taps) Tap(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
 	r, ok := msg.(*jsonrpc.Request)
 	if !ok || !r.IsCall() {
 		return msg
 	}
-	t := tapFrom(ctx)
+	t := TapFrom(ctx)
 	if t == nil || t.Method != r.Method {
 		return msg
 	}
@@ -113,33 +129,32 @@ func (c *capture) tap(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message 
 }
 
 // follow records that the response to id goes to t.
-func (c *capture) follow(id jsonrpc.ID, t *Tap) {
+func (c *Taps) follow(id jsonrpc.ID, t *Tap) {
 	if !id.IsValid() {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.taps == nil {
-		c.taps = make(map[jsonrpc.ID]*Tap)
+	if c.m == nil {
+		c.m = make(map[jsonrpc.ID]*Tap)
 	}
-	c.taps[id] = t
+	c.m[id] = t
 	t.mu.Lock()
 	t.undo = append(t.undo, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.taps[id] == t {
-			delete(c.taps, id)
+		if c.m[id] == t {
+			delete(c.m, id)
 		}
 	})
 	t.mu.Unlock()
 }
 
-// tapped hands a response's result to the tap following id, if any, and reports whether
-// one did.
-func (c *capture) tapped(id jsonrpc.ID, result json.RawMessage) {
+// Tapped hands a response's result to the tap following id, if any.
+func (c *Taps) Tapped(id jsonrpc.ID, result json.RawMessage) {
 	c.mu.Lock()
-	t := c.taps[id]
-	delete(c.taps, id)
+	t := c.m[id]
+	delete(c.m, id)
 	c.mu.Unlock()
 	if t != nil {
 		t.offer(result)
@@ -203,13 +218,13 @@ func writeKey(b *bytes.Buffer, key string) {
 	b.WriteByte(':')
 }
 
-// observeBody records the requests in an outgoing Streamable HTTP POST body made under
-// ctx: tools/list requests for the capture, requests a Tap follows. It returns the body to
-// send (rewritten for a Tap that adds a member) and whether a response is awaited that the
-// capture needs to see.
-func (c *capture) observeBody(ctx context.Context, body []byte) ([]byte, bool) {
-	sentToolsList := c.observeRequests(body)
-	t := tapFrom(ctx)
+// ObserveBody records the requests in an outgoing Streamable HTTP POST body made under
+// ctx that a Tap follows. It returns the body to send (rewritten for a Tap that adds a
+// member) and whether a response is awaited that the taps need to see. sentToolsList is
+// the caller's own answer to that question (a tools/list it captures), returned when the
+// taps have none.
+func (c *Taps) ObserveBody(ctx context.Context, body []byte, sentToolsList bool) ([]byte, bool) {
+	t := TapFrom(ctx)
 	if t == nil || !bytes.Contains(body, []byte(t.Method)) {
 		return body, sentToolsList
 	}
@@ -219,7 +234,7 @@ func (c *capture) observeBody(ctx context.Context, body []byte) ([]byte, bool) {
 	}
 	if msg == nil { // a batch, or not a message: follow what can be followed, send as is
 		followed := false
-		forEachMessage(body, func(id jsonrpc.ID, method *string, _ json.RawMessage) {
+		ForEachMessage(body, func(id jsonrpc.ID, method *string, _ json.RawMessage) {
 			if method != nil && *method == t.Method {
 				c.follow(id, t)
 				followed = true
@@ -227,7 +242,7 @@ func (c *capture) observeBody(ctx context.Context, body []byte) ([]byte, bool) {
 		})
 		return body, sentToolsList || followed
 	}
-	out := c.tap(ctx, msg)
+	out := c.Tap(ctx, msg)
 	if r, ok := msg.(*jsonrpc.Request); !ok || r.Method != t.Method || !r.IsCall() {
 		return body, sentToolsList
 	}
@@ -279,10 +294,10 @@ func headerSafe(v string) string {
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
 
-// setTaskRoutingName sets the Mcp-Name header of a tasks/* request sent with the SEP-2243
+// SetTaskRoutingName sets the Mcp-Name header of a tasks/* request sent with the SEP-2243
 // standard headers (go-sdk sets Mcp-Method for protocol 2026-07-28 and later, and no
 // Mcp-Name for methods it does not know).
-func setTaskRoutingName(h http.Header, body []byte) {
+func SetTaskRoutingName(h http.Header, body []byte) {
 	if h.Get("Mcp-Method") == "" || h.Get("Mcp-Name") != "" {
 		return
 	}

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -21,19 +21,19 @@ import (
 // 32 KB each time (jsonrpc2's Await, then CallToolResult.UnmarshalJSON) and runs each call
 // through its middleware chain and jsonrpc2's call table. A direct call has its own ID
 // space (negative integers; go-sdk counts up from 1), its response is taken off the wire
-// by the connection's Read (stdioConn, captureConn) before go-sdk sees it, and an all-text result is decoded without those
-// buffers. Everything else about the session (initialize, listings, notifications,
+// by the connection's Read (package transport's stdio and wrapped connections, through
+// Calls) before go-sdk sees it, and an all-text result is decoded without those buffers. Everything else about the session (initialize, listings, notifications,
 // progress, requests from the server, its end) stays go-sdk's.
 
-// ErrNoDirectCall is returned by Conn.CallTool when the connection cannot carry direct
-// calls for the session's protocol (see Conn.DirectCalls); the caller uses go-sdk's
+// ErrNoDirectCall is returned by Client.CallTool when the connection cannot carry direct
+// calls for the session's protocol (see Client.DirectCalls); the caller uses go-sdk's
 // ClientSession instead.
 var ErrNoDirectCall = errors.New("direct calls are not available on this connection")
 
-// CallOptions are the settings of one Conn.CallTool.
+// CallOptions are the settings of one Client.CallTool.
 type CallOptions struct {
 	// Protocol is the protocol version the session negotiated. From ModernProtocol on, the
-	// request carries the per-request _meta envelope (the one go-sdk sent with
+	// request carries the per-request _meta Envelope (the one go-sdk sent with
 	// server/discover) and the result is read by its resultType.
 	Protocol string
 	// InputSchema is the tool's inputSchema as listed. Over Streamable HTTP its
@@ -56,7 +56,7 @@ type CallOptions struct {
 	// other results of the connection instead of a copy.
 	SharedMeta bool
 	// OAuth, when set, authorizes this call over Streamable HTTP in place of the
-	// connection's own handler (Spec.OAuth): the bearer token, and Authorize on 401 or 403.
+	// connection's own handler (HTTP.OAuth): the bearer token, and Authorize on 401 or 403.
 	// A multi-user host's call for one user on a stateless server carries that user's.
 	OAuth auth.OAuthHandler
 }
@@ -64,100 +64,9 @@ type CallOptions struct {
 // modern reports whether o asks for protocol 2026-07-28 or later.
 func (o *CallOptions) modern() bool { return o != nil && o.Protocol >= ModernProtocol }
 
-// DirectCalls reports whether CallTool can be used for a session that negotiated protocol
-// version protocol: stdio, in-process and legacy SSE connections carry direct calls on any
-// version (from ModernProtocol on once go-sdk's server/discover was seen, whose _meta every
-// direct call carries); Streamable HTTP carries them from ModernProtocol on, where every
-// request is its own POST.
-func (c *Conn) DirectCalls(protocol string) bool {
-	c.mu.Lock()
-	direct, inner := c.direct != nil, c.inner != nil
-	c.mu.Unlock()
-	return c.directCalls(direct, inner, protocol)
-}
-
-// directCalls is DirectCalls for a connection whose direct table and inner connection are
-// (or are not) there.
-func (c *Conn) directCalls(direct, inner bool, protocol string) bool {
-	modern := protocol >= ModernProtocol
-	switch {
-	case c.kind == KindHTTP:
-		return inner && modern && c.env.ready()
-	case !direct:
-		return false
-	}
-	return !modern || c.env.ready()
-}
-
 // cancelNotifyTimeout bounds the notifications/cancelled write of an abandoned direct
 // call, as go-sdk bounds its own.
 const cancelNotifyTimeout = 5 * time.Second
-
-// CallTool sends tools/call with p without going through go-sdk's session, and returns
-// the result as go-sdk's ClientSession.CallTool would: the same errors (a JSON-RPC error
-// wrapped as `calling "tools/call": …`, ctx.Err() on cancellation, after which
-// notifications/cancelled is sent on stdio and in-process connections;
-// mcp.ErrConnectionClosed when the connection ended before the request was written) and
-// the same result value. p.Arguments that is a json.RawMessage is sent as is (after a
-// validity check), not re-encoded; p is not modified.
-//
-// From protocol 2026-07-28 on (opts.Protocol) the request carries the envelope go-sdk
-// puts on its own requests, p.Meta's entries winning as with go-sdk; Streamable HTTP
-// sends it as one POST with the protocol-version, Mcp-Method, Mcp-Name and Mcp-Param-*
-// headers, through the connection's HTTP client (configured and per-call headers, OAuth,
-// byte budget, redaction). A result whose resultType is neither "complete" (or absent)
-// nor "input_required" is an error, as the protocol requires. A result with input
-// requests comes back as an *InputRequiredError, to be finished by go-sdk's
-// multi-round-trip loop (see InputRequiredError.Continue).
-//
-// It bypasses go-sdk's sending middleware. It returns ErrNoDirectCall when
-// DirectCalls(opts.Protocol) is false.
-func (c *Conn) CallTool(ctx context.Context, p *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
-	c.mu.Lock()
-	d, write, inner := c.direct, c.directWrite, c.inner != nil
-	c.mu.Unlock()
-	if !c.directCalls(d != nil, inner, optsProtocol(opts)) {
-		return nil, ErrNoDirectCall
-	}
-	modern := opts.modern()
-	params, err := c.encodeParams(p, opts)
-	if err != nil {
-		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
-	}
-	tap := opts.tap()
-	if tap != nil && tap.Param != "" {
-		if params, err = setMember(params, tap.Param, tap.Value); err != nil {
-			return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
-		}
-	}
-	var raw json.RawMessage
-	if c.kind == KindHTTP {
-		raw, err = c.httpCall(ctx, params, p, opts)
-	} else {
-		raw, err = d.call(ctx, write, "tools/call", params)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if tap != nil {
-		tap.offer(raw)
-		if tap.Result() != nil {
-			return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
-		}
-	}
-	mc := &c.meta
-	if opts != nil && opts.SharedMeta {
-		mc = &c.sharedMeta
-	}
-	res, err := decodeCallResult(raw, modern, mc)
-	if err != nil {
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
-	}
-	if res.InputRequests != nil { // go-sdk's test for a multi-round-trip result
-		return nil, &InputRequiredError{Result: res, raw: raw, env: c.pingParams(opts)}
-	}
-	return res, nil
-}
 
 func (o *CallOptions) tap() *Tap {
 	if o == nil || o.Tap == nil || o.Tap.Method != "tools/call" {
@@ -171,46 +80,6 @@ func optsProtocol(o *CallOptions) string {
 		return ""
 	}
 	return o.Protocol
-}
-
-// encodeParams encodes p for the wire, adding the per-request envelope on modern protocols.
-func (c *Conn) encodeParams(p *mcp.CallToolParams, opts *CallOptions) (json.RawMessage, error) {
-	if !opts.modern() {
-		return encodeCallToolParams(p, nil)
-	}
-	if p == nil {
-		p = &mcp.CallToolParams{}
-	}
-	if p.Meta == nil {
-		if opts.Envelope != nil {
-			return encodeCallToolParams(p, opts.Envelope)
-		}
-		env, err := c.env.bytesFor(opts.Protocol)
-		if err != nil {
-			return nil, err
-		}
-		return encodeCallToolParams(p, env)
-	}
-	merged, err := c.env.merged(opts.Protocol, p.Meta)
-	if err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Meta = merged
-	return encodeCallToolParams(&q, nil)
-}
-
-// pingParams are the params of the ping that stands in for go-sdk's first request when a
-// call continues through its multi-round-trip loop: the envelope on modern protocols.
-func (c *Conn) pingParams(opts *CallOptions) json.RawMessage {
-	if !opts.modern() {
-		return nil
-	}
-	env, err := c.env.bytesFor(opts.Protocol)
-	if err != nil {
-		return nil
-	}
-	return append(append([]byte(`{"_meta":`), env...), '}')
 }
 
 // encodeCallToolParams encodes p like go-sdk (no HTML escaping; nil arguments become {}),
@@ -271,7 +140,7 @@ type pendingCall struct {
 	rpcErr error // the response's JSON-RPC error (a *jsonrpc.Error)
 	err    error
 	// deadline, when set, is when the connection's sweep fails the call with
-	// errSwept (a Bound's deadline; see directCalls.sweep).
+	// errSwept (a Bound's deadline; see Calls.sweep).
 	deadline time.Time
 }
 
@@ -279,13 +148,13 @@ type pendingCall struct {
 var errSwept = errors.New("the call's deadline passed")
 
 // The connection's pool recycles the pendingCalls of answered calls: whoever takes a call
-// out of directCalls.pending sends on its done exactly once, so once its caller received
+// out of Calls.pending sends on its done exactly once, so once its caller received
 // that value nothing else touches it. (A call abandoned by its caller is not recycled.)
 // The pool is the connection's, not the package's: a channel must not pass from one
 // connection's goroutines to another's (a testing/synctest bubble forbids it).
 
 // get takes a pendingCall from the pool, or makes one.
-func (d *directCalls) get() *pendingCall {
+func (d *Calls) get() *pendingCall {
 	if pc, ok := d.pool.Get().(*pendingCall); ok {
 		return pc
 	}
@@ -293,7 +162,7 @@ func (d *directCalls) get() *pendingCall {
 }
 
 // release returns an answered call to the pool.
-func (d *directCalls) release(pc *pendingCall) {
+func (d *Calls) release(pc *pendingCall) {
 	pc.result, pc.rpcErr, pc.err, pc.deadline = nil, nil, nil, time.Time{}
 	d.pool.Put(pc)
 }
@@ -301,9 +170,11 @@ func (d *directCalls) release(pc *pendingCall) {
 // finish answers the call; d.mu is not held and pc is out of d.pending.
 func (pc *pendingCall) finish() { pc.done <- struct{}{} }
 
-// directCalls is the table of a connection's direct calls. The connection's reader
-// passes what it reads through deliver, and calls terminate when it ends.
-type directCalls struct {
+// Calls is the table of a connection's direct calls: a stdio or wrapped go-sdk
+// connection's reader passes what it reads through Deliver (or DeliverResult), its writer
+// passes go-sdk's tools/call requests through StandIn, and it calls Terminate when the
+// connection ends. The zero value is ready to use.
+type Calls struct {
 	mu      sync.Mutex
 	pending map[int64]*pendingCall
 	lastID  int64     // the last call's ID (they count down from -1)
@@ -317,12 +188,12 @@ type directCalls struct {
 	sweepAt time.Time // when sweeper fires; zero: not armed
 }
 
-// writeFunc writes one message on a connection.
-type writeFunc func(context.Context, jsonrpc.Message) error
+// WriteFunc writes one message on a connection.
+type WriteFunc func(context.Context, jsonrpc.Message) error
 
 // call writes a request with a fresh negative ID and waits for its response, the end of
 // the connection, or ctx.
-func (d *directCalls) call(ctx context.Context, write writeFunc, method string, params json.RawMessage) (json.RawMessage, error) {
+func (d *Calls) call(ctx context.Context, write WriteFunc, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -394,7 +265,7 @@ func (d *directCalls) call(ctx context.Context, write writeFunc, method string, 
 }
 
 // forget drops a pending call and reports whether it was still pending.
-func (d *directCalls) forget(n int64) bool {
+func (d *Calls) forget(n int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	_, ok := d.pending[n]
@@ -403,7 +274,7 @@ func (d *directCalls) forget(n int64) bool {
 }
 
 // notifyCancelled tells the server that direct call n was abandoned.
-func notifyCancelled(write writeFunc, n int64, ctx context.Context, why error) {
+func notifyCancelled(write WriteFunc, n int64, ctx context.Context, why error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 	defer cancel()
 	params := []byte(`{"requestId":` + strconv.FormatInt(n, 10) + `,"reason":`)
@@ -423,9 +294,9 @@ func isDirect(m jsonrpc.Message) (*jsonrpc.Response, int64, bool) {
 	return r, n, ok && n < 0
 }
 
-// deliver hands responses to direct calls to their callers and returns the other
+// Deliver hands responses to direct calls to their callers and returns the other
 // messages, reusing msgs.
-func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
+func (d *Calls) Deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 	out := msgs[:0]
 	for _, m := range msgs {
 		r, n, ok := isDirect(m)
@@ -449,9 +320,9 @@ func (d *directCalls) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
 	return out
 }
 
-// deliverResult hands the result of direct call n, read off the wire by directResult, to
+// DeliverResult hands the result of direct call n, read off the wire by DirectResult, to
 // its caller (a copy: result is in the reader's buffer).
-func (d *directCalls) deliverResult(n int64, result []byte) {
+func (d *Calls) DeliverResult(n int64, result []byte) {
 	d.mu.Lock()
 	pc := d.pending[n]
 	delete(d.pending, n)
@@ -462,9 +333,8 @@ func (d *directCalls) deliverResult(n int64, result []byte) {
 	}
 }
 
-// terminate records the connection's end and fails every pending call with err.
 // armSweep arms the sweep for at; d.mu held.
-func (d *directCalls) armSweep(at time.Time) {
+func (d *Calls) armSweep(at time.Time) {
 	d.sweepAt = at
 	if d.sweeper == nil {
 		d.sweeper = time.AfterFunc(time.Until(at), d.sweep)
@@ -475,7 +345,7 @@ func (d *directCalls) armSweep(at time.Time) {
 
 // sweep fails the pending calls whose deadline passed and arms itself for the earliest
 // deadline left.
-func (d *directCalls) sweep() {
+func (d *Calls) sweep() {
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -500,7 +370,8 @@ func (d *directCalls) sweep() {
 	}
 }
 
-func (d *directCalls) terminate(err error) {
+// Terminate records the connection's end and fails every pending call with err.
+func (d *Calls) Terminate(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.term == nil {

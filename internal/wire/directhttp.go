@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 )
 
 // Direct calls over Streamable HTTP on protocol 2026-07-28, which is stateless: a
-// tools/call is one POST carrying everything the server needs (the envelope in _meta, the
+// tools/call is one POST carrying everything the server needs (the Envelope in _meta, the
 // protocol-version, Mcp-Method, Mcp-Name and Mcp-Param-* headers), answered by one JSON
 // object or an event stream scoped to the request. The POST goes through the connection's
 // own http.Client, so the RoundTripper adds the configured and per-call headers, restores
@@ -30,6 +30,9 @@ import (
 // an HTTP failure that did not break the connection.
 var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
 
+// methodToolsCall is the method of a direct call.
+const methodToolsCall = "tools/call"
+
 // callSummary prefixes transport errors of a direct HTTP call, as go-sdk's Write does.
 const callSummary = `sending "tools/call"`
 
@@ -37,19 +40,24 @@ const callSummary = `sending "tools/call"`
 // connection can be reused; a server that keeps it open longer gets it closed.
 const drainWait = 100 * time.Millisecond
 
-// directBody is the body of a direct POST; the RoundTripper recognises it and skips the
-// body inspection it does for go-sdk's requests.
-type directBody struct{ *bytes.Reader }
+// DirectBody is the body of a direct POST; the connection's RoundTripper recognises it and
+// skips the body inspection it does for go-sdk's requests.
+type DirectBody struct{ *bytes.Reader }
 
-func (directBody) Close() error { return nil }
+// Close implements io.Closer.
+func (DirectBody) Close() error { return nil }
+
+// MaxCaptureBytes caps the bytes buffered to read one JSON response body or one SSE event
+// when a connection has no per-message limit.
+const MaxCaptureBytes = 64 << 20
 
 // httpCall POSTs one tools/call and returns its result.
-func (c *Conn) httpCall(ctx context.Context, params json.RawMessage, p *mcp.CallToolParams, opts *CallOptions) (json.RawMessage, error) {
+func (c *Client) httpCall(ctx context.Context, params json.RawMessage, p *mcp.CallToolParams, opts *CallOptions) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	id, _ := jsonrpc.MakeID(float64(c.httpIDs.Add(-1))) // exact: |n| < 2^53
-	body, err := appendMessage(nil, &jsonrpc.Request{ID: id, Method: methodToolsCall, Params: params})
+	body, err := AppendMessage(nil, &jsonrpc.Request{ID: id, Method: methodToolsCall, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", methodToolsCall, err)
 	}
@@ -72,19 +80,19 @@ func (c *Conn) httpCall(ctx context.Context, params json.RawMessage, p *mcp.Call
 }
 
 // post sends body and reads the response with ID id.
-func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string, params map[string]string, opts *CallOptions) (json.RawMessage, error) {
-	oh := c.oauth
+func (c *Client) post(ctx context.Context, body []byte, id jsonrpc.ID, name string, params map[string]string, opts *CallOptions) (json.RawMessage, error) {
+	oh := c.http.OAuth
 	if opts.OAuth != nil {
 		oh = opts.OAuth
 	}
 	do := func() (*http.Request, *http.Response, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ep.redacted.String(), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.http.Endpoint, nil)
 		if err != nil {
 			return nil, nil, err
 		}
-		req.Body = directBody{bytes.NewReader(body)}
+		req.Body = DirectBody{bytes.NewReader(body)}
 		req.ContentLength = int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) { return directBody{bytes.NewReader(body)}, nil }
+		req.GetBody = func() (io.ReadCloser, error) { return DirectBody{bytes.NewReader(body)}, nil }
 		h := req.Header
 		v := []string{"application/json", "application/json, text/event-stream", opts.Protocol, methodToolsCall, headerValue(name)}
 		h["Content-Type"], h["Accept"], h["Mcp-Protocol-Version"], h["Mcp-Method"], h["Mcp-Name"] = v[0:1:1], v[1:2:2], v[2:3:3], v[3:4:4], v[4:5:5]
@@ -94,7 +102,7 @@ func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string
 		if err := bearer(ctx, oh, h); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
 		}
-		resp, err := c.hc.Do(req)
+		resp, err := c.http.Client.Do(req)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
 		}
@@ -116,7 +124,7 @@ func (c *Conn) post(ctx context.Context, body []byte, id jsonrpc.ID, name string
 	if err := checkStatus(resp); err != nil {
 		return nil, err
 	}
-	switch ct := mediaType(resp.Header.Get("Content-Type")); ct {
+	switch ct := MediaType(resp.Header.Get("Content-Type")); ct {
 	case "application/json":
 		return c.readJSON(resp, id)
 	case "text/event-stream":
@@ -167,7 +175,7 @@ func checkStatus(resp *http.Response) error {
 		return nil
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	if msgs, err := decodeLine(body, nil); err == nil && len(msgs) == 1 {
+	if msgs, err := DecodeLine(body, nil); err == nil && len(msgs) == 1 {
 		if r, ok := msgs[0].(*jsonrpc.Response); ok && r.Error != nil {
 			return fmt.Errorf("%s: %w: %w: %v", callSummary, r.Error, errRejected, http.StatusText(code))
 		}
@@ -176,10 +184,10 @@ func checkStatus(resp *http.Response) error {
 }
 
 // readJSON reads a JSON answer: one response with the call's ID.
-func (c *Conn) readJSON(resp *http.Response, id jsonrpc.ID) (json.RawMessage, error) {
+func (c *Client) readJSON(resp *http.Response, id jsonrpc.ID) (json.RawMessage, error) {
 	var body []byte
 	var err error
-	if n := resp.ContentLength; n > 0 && (c.rt.budget.limit <= 0 || n <= c.rt.budget.limit) {
+	if n, limit := resp.ContentLength, c.http.Budget.Limit(); n > 0 && (limit <= 0 || n <= limit) {
 		body = make([]byte, n)
 		_, err = io.ReadFull(resp.Body, body)
 	} else {
@@ -188,9 +196,9 @@ func (c *Conn) readJSON(resp *http.Response, id jsonrpc.ID) (json.RawMessage, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: failed to read body: %w", callSummary, err)
 	}
-	msgs, err := decodeLine(body, nil)
+	msgs, err := DecodeLine(body, nil)
 	if err != nil || len(msgs) != 1 {
-		return nil, fmt.Errorf("%s: failed to decode response: %v", callSummary, errNotJSONRPC)
+		return nil, fmt.Errorf("%s: failed to decode response: %v", callSummary, ErrNotJSONRPC)
 	}
 	return answer(msgs[0], id)
 }
@@ -214,23 +222,23 @@ var errNoResponse = errors.New("request terminated without response")
 // progress notifications to opts.OnProgress; the stream's other messages (notifications
 // the bridge does not follow; requests, which protocol 2026-07-28 does not allow here) are
 // skipped. Events over the byte budget fail the call with a *BudgetError.
-func (c *Conn) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOptions) (json.RawMessage, error) {
+func (c *Client) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOptions) (json.RawMessage, error) {
 	var (
 		result json.RawMessage
 		err    error
 		done   bool
 	)
-	p := &sseParser{limit: maxCaptureBytes}
-	if c.rt.budget.limit > 0 {
-		p.limit = int(c.rt.budget.limit)
+	p := &SSEParser{Limit: MaxCaptureBytes}
+	if limit := c.http.Budget.Limit(); limit > 0 {
+		p.Limit = int(limit)
 	}
-	p.onEvent = func(name string, data []byte) {
+	p.OnEvent = func(name string, data []byte) {
 		if done || (name != "" && name != "message") {
 			return
 		}
-		msgs, derr := decodeLine(data, nil)
+		msgs, derr := DecodeLine(data, nil)
 		if derr != nil || len(msgs) != 1 {
-			err, done = fmt.Errorf("%s: failed to decode event: %v", callSummary, errNotJSONRPC), true
+			err, done = fmt.Errorf("%s: failed to decode event: %v", callSummary, ErrNotJSONRPC), true
 			return
 		}
 		switch m := msgs[0].(type) {
@@ -252,17 +260,17 @@ func (c *Conn) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOptions)
 	for !done {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
-			p.write(buf[:n])
+			p.Write(buf[:n])
 		}
 		switch {
 		case p.over:
-			return nil, fmt.Errorf("%s: %w", callSummary, c.rt.budget.record("SSE event"))
+			return nil, fmt.Errorf("%s: %w", callSummary, c.http.Budget.Overrun("SSE event"))
 		case p.dead && !done:
 			return nil, fmt.Errorf("%s: malformed event stream", callSummary)
 		}
 		if rerr != nil {
 			if !done {
-				p.finish()
+				p.Finish()
 			}
 			if done {
 				break

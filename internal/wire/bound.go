@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"context"
@@ -105,7 +105,7 @@ func (b *bound) release() {
 }
 
 // String names the context in panics and logs, as the standard ones do.
-func (b *bound) String() string { return "transport.Bound" }
+func (b *bound) String() string { return "wire.Bound" }
 
 // wait blocks until done receives or b ends, waiting on b's parent and life (its deadline
 // is the caller's: directCalls' sweep), and returns b's error when b ended first.

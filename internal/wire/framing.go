@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // JSON-RPC framing for stdio without go-sdk's per-message costs: go-sdk's
 // jsonrpc.DecodeMessage decodes through a streaming decoder that allocates a
 // 32 KB buffer per call, and its ioConn tries every line as a batch first
-// (another 32 KB). decodeLine slices the top-level members of one line instead
+// (another 32 KB). DecodeLine slices the top-level members of one line instead
 // and copies only params/result/error (one allocation), leaving their content
 // to go-sdk, which decodes (and so validates) them when it uses them.
 
@@ -22,37 +22,37 @@ import (
 // refuses deeper messages). A stdio response nested deeper fails its request at once.
 const MaxMessageDepth = 1000
 
-// maxDepth bounds the nesting decodeLine accepts, as go-sdk's decoder does.
+// maxDepth bounds the nesting DecodeLine accepts, as go-sdk's decoder does.
 const maxDepth = MaxMessageDepth
 
-// errNotJSONRPC marks a line that is not a JSON-RPC 2.0 message (or batch).
-var errNotJSONRPC = errors.New("not a JSON-RPC 2.0 message")
+// ErrNotJSONRPC marks a line that is not a JSON-RPC 2.0 message (or batch).
+var ErrNotJSONRPC = errors.New("not a JSON-RPC 2.0 message")
 
-// errTooDeep marks a line nested deeper than maxDepth.
-var errTooDeep = fmt.Errorf("%w: nested deeper than %d", errNotJSONRPC, maxDepth)
+// ErrTooDeep marks a line nested deeper than maxDepth.
+var ErrTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrNotJSONRPC, maxDepth)
 
-// decodeLine decodes one line (no newline, surrounding whitespace allowed) as
+// DecodeLine decodes one line (no newline, surrounding whitespace allowed) as
 // a JSON-RPC message or a non-empty batch of them, appending to msgs. The
 // messages do not alias line. Any error means the line is not protocol.
-func decodeLine(line []byte, msgs []jsonrpc.Message) ([]jsonrpc.Message, error) {
+func DecodeLine(line []byte, msgs []jsonrpc.Message) ([]jsonrpc.Message, error) {
 	n0 := len(msgs)
-	i := skipSpace(line, 0)
+	i := SkipSpace(line, 0)
 	if i == len(line) {
-		return msgs, errNotJSONRPC
+		return msgs, ErrNotJSONRPC
 	}
 	if line[i] != '[' {
 		m, end, err := decodeObject(line, i, 0)
 		if err != nil {
 			return msgs, err
 		}
-		if skipSpace(line, end) != len(line) {
-			return msgs, fmt.Errorf("%w: trailing data", errNotJSONRPC)
+		if SkipSpace(line, end) != len(line) {
+			return msgs, fmt.Errorf("%w: trailing data", ErrNotJSONRPC)
 		}
 		return append(msgs, m), nil
 	}
-	i = skipSpace(line, i+1)
+	i = SkipSpace(line, i+1)
 	if i < len(line) && line[i] == ']' {
-		return msgs, fmt.Errorf("%w: empty batch", errNotJSONRPC)
+		return msgs, fmt.Errorf("%w: empty batch", ErrNotJSONRPC)
 	}
 	for {
 		m, end, err := decodeObject(line, i, 1)
@@ -60,18 +60,18 @@ func decodeLine(line []byte, msgs []jsonrpc.Message) ([]jsonrpc.Message, error) 
 			return msgs[:n0], err
 		}
 		msgs = append(msgs, m)
-		i = skipSpace(line, end)
+		i = SkipSpace(line, end)
 		if i < len(line) && line[i] == ',' {
-			i = skipSpace(line, i+1)
+			i = SkipSpace(line, i+1)
 			continue
 		}
 		if i < len(line) && line[i] == ']' {
 			break
 		}
-		return msgs[:n0], fmt.Errorf("%w: malformed batch", errNotJSONRPC)
+		return msgs[:n0], fmt.Errorf("%w: malformed batch", ErrNotJSONRPC)
 	}
-	if skipSpace(line, i+1) != len(line) {
-		return msgs[:n0], fmt.Errorf("%w: trailing data", errNotJSONRPC)
+	if SkipSpace(line, i+1) != len(line) {
+		return msgs[:n0], fmt.Errorf("%w: trailing data", ErrNotJSONRPC)
 	}
 	return msgs, nil
 }
@@ -82,7 +82,7 @@ func decodeLine(line []byte, msgs []jsonrpc.Message) ([]jsonrpc.Message, error) 
 // ID; "jsonrpc" must be "2.0". It returns the index just past the object.
 func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 	if i >= len(b) || b[i] != '{' {
-		return nil, 0, errNotJSONRPC
+		return nil, 0, ErrNotJSONRPC
 	}
 	start := i
 	var (
@@ -90,24 +90,24 @@ func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 		hasMethod                  bool
 		idRaw, params, result, err []byte
 	)
-	i = skipSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
 		for {
 			if i >= len(b) || b[i] != '"' {
-				return nil, 0, errNotJSONRPC
+				return nil, 0, ErrNotJSONRPC
 			}
 			kEnd, e := skipString(b, i)
 			if e != nil {
 				return nil, 0, e
 			}
 			key := b[i:kEnd]
-			i = skipSpace(b, kEnd)
+			i = SkipSpace(b, kEnd)
 			if i >= len(b) || b[i] != ':' {
-				return nil, 0, errNotJSONRPC
+				return nil, 0, ErrNotJSONRPC
 			}
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 			vEnd, e := skipValue(b, i, depth+1)
 			if e != nil {
 				return nil, 0, e
@@ -132,16 +132,16 @@ func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 			case "error":
 				err = val
 			}
-			i = skipSpace(b, vEnd)
+			i = SkipSpace(b, vEnd)
 			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = SkipSpace(b, i+1)
 				continue
 			}
 			if i < len(b) && b[i] == '}' {
 				i++
 				break
 			}
-			return nil, 0, errNotJSONRPC
+			return nil, 0, ErrNotJSONRPC
 		}
 	}
 	m, e := buildMessage(version, method, hasMethod, idRaw, params, result, err, b[start:i])
@@ -151,7 +151,7 @@ func decodeObject(b []byte, i, depth int) (jsonrpc.Message, int, error) {
 // buildMessage makes the message of the object obj from its members.
 func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result, err, obj []byte) (jsonrpc.Message, error) {
 	if !valueIs(version, "2.0") {
-		return nil, fmt.Errorf("%w: no \"jsonrpc\":\"2.0\"", errNotJSONRPC)
+		return nil, fmt.Errorf("%w: no \"jsonrpc\":\"2.0\"", ErrNotJSONRPC)
 	}
 	id, e := parseID(idRaw)
 	if e != nil {
@@ -162,13 +162,13 @@ func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result,
 		if !isNull(method) { // "method":null decodes as "" in go-sdk
 			var ok bool
 			if m, ok = stringValue(method); !ok {
-				return nil, fmt.Errorf("%w: method is not a string", errNotJSONRPC)
+				return nil, fmt.Errorf("%w: method is not a string", ErrNotJSONRPC)
 			}
 		}
 		return &jsonrpc.Request{ID: id, Method: m, Params: copyRaw(params)}, nil
 	}
 	if !id.IsValid() {
-		return nil, fmt.Errorf("%w: response without an id", errNotJSONRPC)
+		return nil, fmt.Errorf("%w: response without an id", ErrNotJSONRPC)
 	}
 	resp := &jsonrpc.Response{ID: id, Result: copyRaw(result)}
 	if len(err) > 0 && !isNull(err) {
@@ -177,12 +177,12 @@ func buildMessage(version, method []byte, hasMethod bool, idRaw, params, result,
 		m, derr := jsonrpc.DecodeMessage(obj)
 		r, ok := m.(*jsonrpc.Response)
 		if derr != nil || !ok {
-			return nil, fmt.Errorf("%w: malformed error object", errNotJSONRPC)
+			return nil, fmt.Errorf("%w: malformed error object", ErrNotJSONRPC)
 		}
 		if r.Error != nil {
 			var we *jsonrpc.Error
 			if !errors.As(r.Error, &we) {
-				return nil, fmt.Errorf("%w: malformed error object", errNotJSONRPC)
+				return nil, fmt.Errorf("%w: malformed error object", ErrNotJSONRPC)
 			}
 			resp.Error = we
 		}
@@ -210,7 +210,7 @@ func parseID(b []byte) (jsonrpc.ID, error) {
 	if b[0] == '"' {
 		s, ok := stringValue(b)
 		if !ok {
-			return jsonrpc.ID{}, fmt.Errorf("%w: malformed id", errNotJSONRPC)
+			return jsonrpc.ID{}, fmt.Errorf("%w: malformed id", ErrNotJSONRPC)
 		}
 		return jsonrpc.MakeID(s)
 	}
@@ -221,7 +221,7 @@ func parseID(b []byte) (jsonrpc.ID, error) {
 	}
 	var f float64
 	if err := json.Unmarshal(b, &f); err != nil {
-		return jsonrpc.ID{}, fmt.Errorf("%w: id is not a string or number", errNotJSONRPC)
+		return jsonrpc.ID{}, fmt.Errorf("%w: id is not a string or number", ErrNotJSONRPC)
 	}
 	return jsonrpc.MakeID(f)
 }
@@ -244,7 +244,9 @@ func stringValue(b []byte) (string, bool) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first byte of b at or after i that is not JSON
+// whitespace.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && isSpace(b[i]) {
 		i++
 	}
@@ -261,10 +263,10 @@ func skipString(b []byte, i int) (int, error) {
 		case c == '\\':
 			i++ // the escaped byte; \uXXXX digits are plain bytes
 		case c < 0x20:
-			return 0, fmt.Errorf("%w: control character in string", errNotJSONRPC)
+			return 0, fmt.Errorf("%w: control character in string", ErrNotJSONRPC)
 		}
 	}
-	return 0, fmt.Errorf("%w: unterminated string", errNotJSONRPC)
+	return 0, fmt.Errorf("%w: unterminated string", ErrNotJSONRPC)
 }
 
 // skipValue returns the index just past the JSON value starting at b[i],
@@ -273,7 +275,7 @@ func skipString(b []byte, i int) (int, error) {
 // decoder checks them fully when it decodes params or results.
 func skipValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
-		return 0, fmt.Errorf("%w: missing value", errNotJSONRPC)
+		return 0, fmt.Errorf("%w: missing value", ErrNotJSONRPC)
 	}
 	switch c := b[i]; {
 	case c == '"':
@@ -292,7 +294,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 				continue
 			case '{', '[':
 				if depth+len(open) >= maxDepth {
-					return 0, errTooDeep
+					return 0, ErrTooDeep
 				}
 				open = append(open, c)
 			case '}', ']':
@@ -301,7 +303,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 					want = '['
 				}
 				if len(open) == 0 || open[len(open)-1] != want {
-					return 0, fmt.Errorf("%w: mismatched %q", errNotJSONRPC, c)
+					return 0, fmt.Errorf("%w: mismatched %q", ErrNotJSONRPC, c)
 				}
 				open = open[:len(open)-1]
 				if len(open) == 0 {
@@ -310,12 +312,12 @@ func skipValue(b []byte, i, depth int) (int, error) {
 			case ' ', '\t', '\r', '\n', ',', ':':
 			default:
 				if !literalByte(c) {
-					return 0, fmt.Errorf("%w: unexpected byte %q", errNotJSONRPC, c)
+					return 0, fmt.Errorf("%w: unexpected byte %q", ErrNotJSONRPC, c)
 				}
 			}
 			i++
 		}
-		return 0, fmt.Errorf("%w: unterminated value", errNotJSONRPC)
+		return 0, fmt.Errorf("%w: unterminated value", ErrNotJSONRPC)
 	case literalByte(c):
 		j := i
 		for j < len(b) && literalByte(b[j]) {
@@ -325,14 +327,14 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		case lit == "true" || lit == "false" || lit == "null":
 		case c == '-' || c >= '0' && c <= '9':
 			if !validNumber(b[i:j]) {
-				return 0, fmt.Errorf("%w: malformed number", errNotJSONRPC)
+				return 0, fmt.Errorf("%w: malformed number", ErrNotJSONRPC)
 			}
 		default:
-			return 0, fmt.Errorf("%w: unexpected literal", errNotJSONRPC)
+			return 0, fmt.Errorf("%w: unexpected literal", ErrNotJSONRPC)
 		}
 		return j, nil
 	}
-	return 0, fmt.Errorf("%w: unexpected byte %q", errNotJSONRPC, b[i])
+	return 0, fmt.Errorf("%w: unexpected byte %q", ErrNotJSONRPC, b[i])
 }
 
 // validNumber reports whether b is a JSON number (json.Valid's verdict, without its scanner).
@@ -380,10 +382,10 @@ func literalByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'E'
 }
 
-// appendMessage appends msg's wire form and a newline to buf: the bytes
+// AppendMessage appends msg's wire form and a newline to buf: the bytes
 // jsonrpc.EncodeMessage produces (raw params and results are copied, not
 // re-encoded; they are compacted only if they hold a line break).
-func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+func AppendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	var (
 		id     jsonrpc.ID
@@ -479,17 +481,17 @@ func appendString(buf []byte, s string) []byte {
 	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
 }
 
-// directResult reads a line that is exactly a successful response to a direct call,
+// DirectResult reads a line that is exactly a successful response to a direct call,
 // {"jsonrpc":"2.0","id":<negative integer>,"result":<value>} in any order, with the same
-// checks decodeLine makes, and returns its ID and result without building a message.
+// checks DecodeLine makes, and returns its ID and result without building a message.
 // Anything else (an error response, another ID, an escaped or repeated key, a batch)
-// reports false and takes decodeLine's path.
-func directResult(line []byte) (int64, []byte, bool) {
-	i := skipSpace(line, 0)
+// reports false and takes DecodeLine's path.
+func DirectResult(line []byte) (int64, []byte, bool) {
+	i := SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return 0, nil, false
 	}
-	i = skipSpace(line, i+1)
+	i = SkipSpace(line, i+1)
 	var n int64
 	var result []byte
 	var haveVersion, haveID bool
@@ -502,11 +504,11 @@ func directResult(line []byte) (int64, []byte, bool) {
 			return 0, nil, false
 		}
 		key := line[i+1 : kEnd-1]
-		i = skipSpace(line, kEnd)
+		i = SkipSpace(line, kEnd)
 		if i >= len(line) || line[i] != ':' {
 			return 0, nil, false
 		}
-		i = skipSpace(line, i+1)
+		i = SkipSpace(line, i+1)
 		vEnd, err := skipValue(line, i, 1)
 		if err != nil {
 			return 0, nil, false
@@ -532,9 +534,9 @@ func directResult(line []byte) (int64, []byte, bool) {
 		default:
 			return 0, nil, false
 		}
-		i = skipSpace(line, vEnd)
+		i = SkipSpace(line, vEnd)
 		if i < len(line) && line[i] == ',' {
-			i = skipSpace(line, i+1)
+			i = SkipSpace(line, i+1)
 			continue
 		}
 		if i < len(line) && line[i] == '}' {
@@ -543,7 +545,7 @@ func directResult(line []byte) (int64, []byte, bool) {
 		}
 		return 0, nil, false
 	}
-	if skipSpace(line, i) != len(line) || !haveVersion || !haveID || result == nil {
+	if SkipSpace(line, i) != len(line) || !haveVersion || !haveID || result == nil {
 		return 0, nil, false
 	}
 	return n, result, true

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The per-request envelope of protocol 2026-07-28 (SEP-2575): every client request carries
+// The per-request Envelope of protocol 2026-07-28 (SEP-2575): every client request carries
 // io.modelcontextprotocol/protocolVersion and /clientCapabilities (required) and
 // /clientInfo (should) in params._meta. go-sdk adds them to the requests it sends itself;
 // a direct call must add the same. Rather than rebuild go-sdk's capability object (its
@@ -20,16 +20,18 @@ import (
 // call carries those bytes.
 
 const (
-	methodDiscover = "server/discover"
-	// ModernProtocol is the first protocol version with the per-request envelope, on which
+	// MethodDiscover is the method whose _meta an Envelope records.
+	MethodDiscover = "server/discover"
+	// ModernProtocol is the first protocol version with the per-request Envelope, on which
 	// Streamable HTTP is stateless.
 	ModernProtocol = "2026-07-28"
-	// metaKeyProtocolVersion is the envelope's version key (mcp.MetaKeyProtocolVersion).
+	// metaKeyProtocolVersion is the Envelope's version key (mcp.MetaKeyProtocolVersion).
 	metaKeyProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 )
 
-// envelope is the _meta of the last server/discover request sent on a connection.
-type envelope struct {
+// Envelope is the _meta of the last server/discover request sent on a connection. The
+// zero value is ready to use.
+type Envelope struct {
 	mu      sync.Mutex
 	raw     json.RawMessage // the _meta object as go-sdk encoded it; nil until discover
 	version string          // its protocol version
@@ -42,8 +44,8 @@ type envelope struct {
 	decodedFromVersion string
 }
 
-// observe records the _meta of an outgoing server/discover request's params.
-func (e *envelope) observe(params []byte) {
+// Observe records the _meta of an outgoing server/discover request's params.
+func (e *Envelope) Observe(params []byte) {
 	var meta []byte
 	if !forMembers(params, func(key string, val []byte) bool {
 		if key == "_meta" {
@@ -71,12 +73,12 @@ func (e *envelope) observe(params []byte) {
 	e.decoded, e.decodedFor, e.decodedErr = nil, "", nil
 }
 
-// errNoEnvelope means no server/discover was seen, so there is no envelope to send.
+// errNoEnvelope means no server/discover was seen, so there is no Envelope to send.
 var errNoEnvelope = errors.New("no server/discover request seen on this connection: no per-request _meta to send")
 
-// bytesFor returns the envelope for protocol version v: the discover request's _meta,
+// bytesFor returns the Envelope for protocol version v: the discover request's _meta,
 // with its protocol version replaced when the session settled on another one.
-func (e *envelope) bytesFor(v string) (json.RawMessage, error) {
+func (e *Envelope) bytesFor(v string) (json.RawMessage, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
@@ -99,8 +101,8 @@ func (e *envelope) bytesFor(v string) (json.RawMessage, error) {
 	return b, nil
 }
 
-// membersLocked returns the envelope's members for version v (decoded once per version).
-func (e *envelope) membersLocked(v string) (map[string]json.RawMessage, error) {
+// membersLocked returns the Envelope's members for version v (decoded once per version).
+func (e *Envelope) membersLocked(v string) (map[string]json.RawMessage, error) {
 	if e.decoded != nil && e.decodedFor == v && e.decodedFromVersion == e.version {
 		return e.decoded, e.decodedErr
 	}
@@ -114,9 +116,9 @@ func (e *envelope) membersLocked(v string) (map[string]json.RawMessage, error) {
 	return m, err
 }
 
-// merged returns user's _meta entries plus the envelope's for version v; user keys win, as
+// merged returns user's _meta entries plus the Envelope's for version v; user keys win, as
 // go-sdk's injectRequestMeta leaves keys already present alone.
-func (e *envelope) merged(v string, user mcp.Meta) (mcp.Meta, error) {
+func (e *Envelope) merged(v string, user mcp.Meta) (mcp.Meta, error) {
 	e.mu.Lock()
 	if e.raw == nil {
 		e.mu.Unlock()
@@ -135,8 +137,8 @@ func (e *envelope) merged(v string, user mcp.Meta) (mcp.Meta, error) {
 	return out, nil
 }
 
-// ready reports whether an envelope was seen.
-func (e *envelope) ready() bool {
+// ready reports whether an Envelope was seen.
+func (e *Envelope) ready() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.raw != nil
@@ -153,23 +155,10 @@ func marshalNoEscape(v any) (json.RawMessage, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// metaKeyClientCapabilities is the envelope's capabilities key (mcp.MetaKeyClientCapabilities).
+// metaKeyClientCapabilities is the Envelope's capabilities key (mcp.MetaKeyClientCapabilities).
 const metaKeyClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 
-// CallEnvelope returns the per-request _meta for protocol version v (what a direct call
-// sends) with the named extensions left out of its client capabilities: a client need not
-// declare, on a request, an extension that cannot matter to it (the tasks extension to a
-// server that offers no tasks, MCP Apps on a call of a tool without a UI), and the server
-// decodes less. With no names it is the session's envelope as go-sdk sends it.
-func (c *Conn) CallEnvelope(v string, drop ...string) (json.RawMessage, error) {
-	full, err := c.env.bytesFor(v)
-	if err != nil || len(drop) == 0 {
-		return full, err
-	}
-	return withoutExtensions(full, drop)
-}
-
-// withoutExtensions returns the envelope env with the named extensions removed from its
+// withoutExtensions returns the Envelope env with the named extensions removed from its
 // client capabilities (and their extensions member, once empty).
 func withoutExtensions(env json.RawMessage, drop []string) (json.RawMessage, error) {
 	var m map[string]json.RawMessage

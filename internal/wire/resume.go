@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"context"
@@ -65,6 +65,21 @@ func takeResume(ctx context.Context) *resume {
 	return r
 }
 
+// Resuming reports whether ctx carries a saved first-round result
+// (InputRequiredError.Continue), taken or not.
+func Resuming(ctx context.Context) bool { return ctx.Value(resumeKey{}) != nil }
+
+// TakeResume returns, once, the saved first-round result ctx carries: the answer to give
+// go-sdk's first tools/call of the continued call instead of sending it (Streamable HTTP's
+// RoundTripper answers the POST itself).
+func TakeResume(ctx context.Context) (json.RawMessage, bool) {
+	r := takeResume(ctx)
+	if r == nil {
+		return nil, false
+	}
+	return r.raw, true
+}
+
 // standIns maps the IDs of go-sdk requests that a ping stands in for to the results their
 // responses must carry.
 type standIns struct {
@@ -73,10 +88,10 @@ type standIns struct {
 	m  map[jsonrpc.ID]json.RawMessage
 }
 
-// standIn returns what to write for go-sdk's request r (msg): msg itself, or, when ctx
+// StandIn returns what to write for go-sdk's request r (msg): msg itself, or, when ctx
 // carries a saved result (InputRequiredError.Continue), a ping with r's ID whose response
 // will carry that result. Direct calls (negative IDs) are never stood in for.
-func (d *directCalls) standIn(ctx context.Context, r *jsonrpc.Request, msg jsonrpc.Message) jsonrpc.Message {
+func (d *Calls) StandIn(ctx context.Context, r *jsonrpc.Request, msg jsonrpc.Message) jsonrpc.Message {
 	if n, ok := r.ID.Raw().(int64); !ok || n <= 0 {
 		return msg
 	}
@@ -95,7 +110,7 @@ func (d *directCalls) standIn(ctx context.Context, r *jsonrpc.Request, msg jsonr
 }
 
 // substitute gives a response to a stood-in request the saved result.
-func (d *directCalls) substitute(r *jsonrpc.Response) {
+func (d *Calls) substitute(r *jsonrpc.Response) {
 	if d.stand.n.Load() == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -83,9 +83,9 @@ func FuzzDecodeLine(f *testing.F) {
 
 func compareDecode(t *testing.T, line []byte) {
 	t.Helper()
-	got, err := decodeLine(line, nil)
-	if err != nil && !errors.Is(err, errNotJSONRPC) {
-		t.Fatalf("error %v does not wrap errNotJSONRPC", err)
+	got, err := DecodeLine(line, nil)
+	if err != nil && !errors.Is(err, ErrNotJSONRPC) {
+		t.Fatalf("error %v does not wrap ErrNotJSONRPC", err)
 	}
 	if !json.Valid(line) {
 		// go-sdk's decoder would refuse too (it ends the session); what
@@ -95,17 +95,17 @@ func compareDecode(t *testing.T, line []byte) {
 	}
 	want, werr := sdkDecode(line)
 	if (err != nil) != (werr != nil) {
-		t.Fatalf("decodeLine(%q): err %v; go-sdk: err %v", line, err, werr)
+		t.Fatalf("DecodeLine(%q): err %v; go-sdk: err %v", line, err, werr)
 	}
 	if err != nil {
 		return
 	}
 	if len(got) != len(want) {
-		t.Fatalf("decodeLine(%q): %d messages, go-sdk %d", line, len(got), len(want))
+		t.Fatalf("DecodeLine(%q): %d messages, go-sdk %d", line, len(got), len(want))
 	}
 	for i := range got {
 		if g, w := describe(got[i]), describe(want[i]); g != w {
-			t.Fatalf("decodeLine(%q)[%d]:\n got  %s\n want %s", line, i, g, w)
+			t.Fatalf("DecodeLine(%q)[%d]:\n got  %s\n want %s", line, i, g, w)
 		}
 	}
 }
@@ -188,7 +188,7 @@ func TestAppendMessageMatchesGoSDK(t *testing.T) {
 		&jsonrpc.Response{ID: id1, Error: errors.New("plain")},
 	}
 	for i, m := range msgs {
-		got, err := appendMessage(nil, m)
+		got, err := AppendMessage(nil, m)
 		if err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
@@ -210,7 +210,7 @@ func TestAppendMessageMatchesGoSDK(t *testing.T) {
 			t.Errorf("%d:\n got  %s\n want %s", i, got, want)
 		}
 	}
-	if _, err := appendMessage(nil, &jsonrpc.Request{Method: "m", Params: json.RawMessage("{\n")}); err == nil {
+	if _, err := AppendMessage(nil, &jsonrpc.Request{Method: "m", Params: json.RawMessage("{\n")}); err == nil {
 		t.Error("invalid params with a line break: no error")
 	}
 }
@@ -255,11 +255,11 @@ func FuzzDirectResult(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		n, result, ok := directResult(line)
+		n, result, ok := DirectResult(line)
 		if !ok {
 			return
 		}
-		msgs, err := decodeLine(line, nil)
+		msgs, err := DecodeLine(line, nil)
 		if err != nil || len(msgs) != 1 {
 			t.Fatalf("%q: directResult took it, decodeLine: %v, %d messages", line, err, len(msgs))
 		}

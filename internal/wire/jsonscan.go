@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import "bytes"
 
@@ -17,11 +17,11 @@ type objectScan struct {
 
 // scanObject starts a walk over b, which must be one whole JSON object.
 func scanObject(b []byte) objectScan {
-	i := skipSpace(b, 0)
+	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return objectScan{bad: true, done: true}
 	}
-	return objectScan{b: b, i: skipSpace(b, i+1), first: true}
+	return objectScan{b: b, i: SkipSpace(b, i+1), first: true}
 }
 
 // next returns the next member: its key token (with quotes, still escaped) and raw value.
@@ -34,15 +34,15 @@ func (s *objectScan) next() (key, val []byte, ok bool) {
 	if s.first {
 		s.first = false
 		if i < len(b) && b[i] == '}' {
-			s.done, s.bad = true, skipSpace(b, i+1) != len(b)
+			s.done, s.bad = true, SkipSpace(b, i+1) != len(b)
 			return nil, nil, false
 		}
 	} else {
 		switch {
 		case i < len(b) && b[i] == ',':
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		case i < len(b) && b[i] == '}':
-			s.done, s.bad = true, skipSpace(b, i+1) != len(b)
+			s.done, s.bad = true, SkipSpace(b, i+1) != len(b)
 			return nil, nil, false
 		default:
 			s.done, s.bad = true, true
@@ -59,19 +59,19 @@ func (s *objectScan) next() (key, val []byte, ok bool) {
 		return nil, nil, false
 	}
 	key = b[i:kEnd]
-	i = skipSpace(b, kEnd)
+	i = SkipSpace(b, kEnd)
 	if i >= len(b) || b[i] != ':' {
 		s.done, s.bad = true, true
 		return nil, nil, false
 	}
-	i = skipSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	vEnd, err := skipValue(b, i, 1)
 	if err != nil {
 		s.done, s.bad = true, true
 		return nil, nil, false
 	}
 	val = b[i:vEnd]
-	s.i = skipSpace(b, vEnd)
+	s.i = SkipSpace(b, vEnd)
 	return key, val, true
 }
 
@@ -109,11 +109,11 @@ type arrayScan struct {
 
 // scanArray starts a walk over b, which must be one whole JSON array.
 func scanArray(b []byte) arrayScan {
-	i := skipSpace(b, 0)
+	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '[' {
 		return arrayScan{bad: true, done: true}
 	}
-	return arrayScan{b: b, i: skipSpace(b, i+1), first: true}
+	return arrayScan{b: b, i: SkipSpace(b, i+1), first: true}
 }
 
 // next returns the next element; ok is false at the end or on malformed input.
@@ -125,15 +125,15 @@ func (s *arrayScan) next() (elem []byte, ok bool) {
 	if s.first {
 		s.first = false
 		if i < len(b) && b[i] == ']' {
-			s.done, s.bad = true, skipSpace(b, i+1) != len(b)
+			s.done, s.bad = true, SkipSpace(b, i+1) != len(b)
 			return nil, false
 		}
 	} else {
 		switch {
 		case i < len(b) && b[i] == ',':
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		case i < len(b) && b[i] == ']':
-			s.done, s.bad = true, skipSpace(b, i+1) != len(b)
+			s.done, s.bad = true, SkipSpace(b, i+1) != len(b)
 			return nil, false
 		default:
 			s.done, s.bad = true, true
@@ -145,7 +145,7 @@ func (s *arrayScan) next() (elem []byte, ok bool) {
 		s.done, s.bad = true, true
 		return nil, false
 	}
-	s.i = skipSpace(b, end)
+	s.i = SkipSpace(b, end)
 	return b[i:end], true
 }
 

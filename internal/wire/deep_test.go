@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func TestTooDeepAnswer(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"result":"x"} trailing`, nil},
 	}
 	for _, tt := range tests {
-		r := tooDeepAnswer([]byte(tt.line))
+		r := TooDeepAnswer([]byte(tt.line))
 		switch {
 		case tt.wantID == nil && r != nil:
 			t.Errorf("%.60s…: answered %v, want no answer", tt.line, r.ID)

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 // response that is too deep is answered at once with a JSON-RPC error for its ID: the
 // request fails with a clear reason, the session lives on.
 
-// tooDeepAnswer returns the error response standing in for line, a response nested deeper
+// TooDeepAnswer returns the error response standing in for line, a response nested deeper
 // than maxDepth; nil when line is not a single response with an ID (a request or a
 // notification from the server, or no JSON-RPC at all: those stay noise).
-func tooDeepAnswer(line []byte) *jsonrpc.Response {
+func TooDeepAnswer(line []byte) *jsonrpc.Response {
 	var idRaw []byte
 	hasMethod := false
 	if !topLevelMembers(line, func(key string, val []byte) {
@@ -41,13 +41,13 @@ func tooDeepAnswer(line []byte) *jsonrpc.Response {
 // topLevelMembers calls f with each key and raw value of the JSON object that is line,
 // however deep its values nest. It reports whether line is such an object.
 func topLevelMembers(b []byte, f func(key string, val []byte)) bool {
-	i := skipSpace(b, 0)
+	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	i = skipSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return SkipSpace(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
@@ -61,22 +61,22 @@ func topLevelMembers(b []byte, f func(key string, val []byte)) bool {
 		if !ok {
 			return false
 		}
-		i = skipSpace(b, kEnd)
+		i = SkipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		vEnd, ok := skipDeep(b, i)
 		if !ok {
 			return false
 		}
 		f(key, b[i:vEnd])
-		i = skipSpace(b, vEnd)
+		i = SkipSpace(b, vEnd)
 		switch {
 		case i < len(b) && b[i] == ',':
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		case i < len(b) && b[i] == '}':
-			return skipSpace(b, i+1) == len(b)
+			return SkipSpace(b, i+1) == len(b)
 		default:
 			return false
 		}

@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"encoding/json"
@@ -63,14 +63,14 @@ func TestTaskRoutingName(t *testing.T) {
 	} {
 		h := http.Header{}
 		h.Set("Mcp-Method", tc.method)
-		setTaskRoutingName(h, []byte(tc.body))
+		SetTaskRoutingName(h, []byte(tc.body))
 		if got := h.Get("Mcp-Name"); got != tc.want {
 			t.Errorf("Mcp-Name for %s = %q, want %q", tc.body, got, tc.want)
 		}
 	}
 	// Without the SEP-2243 headers (protocols before 2026-07-28) nothing is added.
 	h := http.Header{}
-	setTaskRoutingName(h, []byte(`{"method":"tasks/get","params":{"taskId":"a"}}`))
+	SetTaskRoutingName(h, []byte(`{"method":"tasks/get","params":{"taskId":"a"}}`))
 	if len(h) != 0 {
 		t.Errorf("headers %v added to a request without Mcp-Method", h)
 	}
@@ -79,17 +79,17 @@ func TestTaskRoutingName(t *testing.T) {
 // A tap whose request never got its answer (the call was abandoned) is forgotten by Done,
 // so a long-lived connection does not accumulate them.
 func TestTapDoneForgets(t *testing.T) {
-	var c capture
+	var c Taps
 	tap := &Tap{Method: "tools/call"}
 	for i := range 3 {
 		id, _ := jsonrpcID(int64(i + 1))
 		c.follow(id, tap)
 	}
-	if !c.waiting() {
+	if !c.Waiting() {
 		t.Fatal("no tap recorded")
 	}
 	tap.Done()
-	if c.waiting() {
-		t.Errorf("taps left after Done: %d", len(c.taps))
+	if c.Waiting() {
+		t.Errorf("taps left after Done: %d", len(c.m))
 	}
 }

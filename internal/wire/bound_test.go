@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func TestBound(t *testing.T) {
 						child, cancelChild = context.WithCancel(ctx)
 						defer cancelChild()
 					}
-					var d directCalls
+					var d Calls
 					errc := make(chan error, 1)
 					go func() {
 						_, err := d.call(ctx, func(context.Context, jsonrpc.Message) error { return nil }, "tools/call", nil)
@@ -109,7 +109,7 @@ func TestBoundWaitMergesNothing(t *testing.T) {
 // and a call answered in time is not touched.
 func TestSweepExpiresEachAtItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var d directCalls
+		var d Calls
 		write := func(context.Context, jsonrpc.Message) error { return nil }
 		start := time.Now()
 		ended := make(chan time.Duration, 3)
