@@ -4,271 +4,74 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
-
-	"github.com/ttalk/mcpbridge/internal/oauth"
-	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 )
 
-// The kinds of AuthConfig.Type.
+// OAuth is package bridge/auth's: its public types are aliased here (the os / io/fs
+// precedent) so that hosts need only import bridge; what follows is the wiring of a
+// server's OAuth handler.
+
+// The kinds of AuthConfig.Type (see bridge/auth).
 const (
-	// AuthOAuth is the OAuth 2.1 authorization code flow with PKCE: discovery, client ID
-	// metadata documents, pre-registration or dynamic registration, the resource parameter
-	// and issuer checks come from go-sdk's auth package. A person logs in once (mcpbridge
-	// login, or Options.Authorizer); tokens are kept in the TokenStore and refreshed.
-	AuthOAuth = oauth.TypeOAuth
-	// AuthClientCredentials is the machine-to-machine client credentials grant, with
-	// client_secret_basic, client_secret_post or private_key_jwt.
-	AuthClientCredentials = oauth.TypeClientCredentials
-	// AuthWorkloadIdentity is workload identity federation: the RFC 7523 jwt-bearer grant
-	// with a token the platform issues to the workload (a Kubernetes projected service
-	// account token, a CI system's OIDC token), read fresh from TokenFile, TokenEnv or
-	// TokenCommand for every grant. No secret is kept and no person is involved.
-	AuthWorkloadIdentity = oauth.TypeWorkloadIdentity
-	// AuthEnterprise is enterprise-managed authorization: the user's ID token from the
-	// company's identity provider (TokenFile, TokenEnv or TokenCommand) is exchanged there
-	// (RFC 8693) for an identity assertion grant for the MCP server, which the server's
-	// authorization server takes in the jwt-bearer grant. Headless: single sign-on happened
-	// before.
-	AuthEnterprise = oauth.TypeEnterprise
+	AuthOAuth             = auth.AuthOAuth
+	AuthClientCredentials = auth.AuthClientCredentials
+	AuthWorkloadIdentity  = auth.AuthWorkloadIdentity
+	AuthEnterprise        = auth.AuthEnterprise
 )
 
-// The values of AuthConfig.DPoP.
+// The values of AuthConfig.DPoP (see bridge/auth).
 const (
-	DPoPAuto = oauth.DPoPAuto // bind tokens when the server's metadata asks for it (the default)
-	DPoPOn   = oauth.DPoPOn   // always bind tokens; fail when the authorization server will not
-	DPoPOff  = oauth.DPoPOff  // never
+	DPoPAuto = auth.DPoPAuto
+	DPoPOn   = auth.DPoPOn
+	DPoPOff  = auth.DPoPOff
 )
 
-// AuthConfig is how the bridge authorizes to a Streamable HTTP server that requires OAuth.
-// Its secrets (ClientSecret, PrivateKey) are never logged or put in errors.
-type AuthConfig struct {
-	// Type is AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity or AuthEnterprise.
-	Type string
-	// Scopes to request. Empty: those of the server's WWW-Authenticate challenge, else its
-	// protected resource metadata's scopes_supported.
-	Scopes []string
-	// ClientID and ClientSecret of a pre-registered client. Optional for AuthOAuth (without
-	// them the client registers itself: a client ID metadata document when
-	// ClientMetadataURL is set, else dynamic client registration); ClientID is required for
-	// AuthClientCredentials.
-	ClientID     string
-	ClientSecret string
-	// TokenEndpointAuth is how the client authenticates at the token endpoint for
-	// AuthClientCredentials: "client_secret_basic" (default), "client_secret_post" or
-	// "private_key_jwt" (then PrivateKey is required).
-	TokenEndpointAuth string
-	// PrivateKey is a PEM-encoded RSA, ECDSA (P-256) or Ed25519 private key for
-	// private_key_jwt; PrivateKeyFile names a file holding it (servers.yaml's
-	// private_key_file), read when the server is dialled.
-	PrivateKey     string
-	PrivateKeyFile string
-	// SigningAlg overrides the JWT algorithm for private_key_jwt ("RS256", "ES256",
-	// "EdDSA"); default from the key type.
-	SigningAlg string
-	// ClientMetadataURL is an https URL of this client's ID metadata document, used as the
-	// client ID where the authorization server supports it (else ClientID, else dynamic
-	// registration).
-	ClientMetadataURL string
+type (
+	// AuthConfig is auth.AuthConfig: how the bridge authorizes to a Streamable HTTP server
+	// that requires OAuth.
+	AuthConfig = auth.AuthConfig
+	// Authorizer is auth.Authorizer: the interactive step of the authorization code flow.
+	Authorizer = auth.Authorizer
+	// TokenStore is auth.TokenStore: where OAuth tokens are kept between runs.
+	TokenStore = auth.TokenStore
+	// TokenLocker is auth.TokenLocker: a TokenStore shared by replicas that locks a key
+	// across them.
+	TokenLocker = auth.TokenLocker
+	// LoginRelay is auth.LoginRelay: a TokenStore that carries a login's callback to the
+	// replica whose flow waits for it.
+	LoginRelay = auth.LoginRelay
+	// StoredToken is auth.StoredToken: one server's OAuth grant as kept in a TokenStore.
+	StoredToken = auth.StoredToken
+	// AuthStatus is auth.AuthStatus: what probe shows about a server's OAuth grant.
+	AuthStatus = auth.AuthStatus
+	// FileTokenStore is auth.FileTokenStore: tokens in one JSON file readable only by its
+	// owner.
+	FileTokenStore = auth.FileTokenStore
+)
 
-	// DPoP binds tokens to a key pair of the grant (RFC 9449): DPoPAuto ("" too) when the
-	// authorization server's metadata lists dpop_signing_alg_values_supported or the
-	// resource's requires bound tokens, DPoPOn always, DPoPOff never. Any Type.
-	DPoP string
-	// DPoPAlg is the proof algorithm, "ES256" (P-256) or "EdDSA" (Ed25519); default ES256
-	// unless the server accepts only EdDSA.
-	DPoPAlg string
+// ErrNeedsLogin is auth.ErrNeedsLogin: wrapped by the error of a server that requires OAuth
+// when no usable token is stored and no Authorizer is given.
+var ErrNeedsLogin = auth.ErrNeedsLogin
 
-	// TokenFile, TokenEnv and TokenCommand (exactly one) say where the workload token
-	// (AuthWorkloadIdentity) or the user's ID token (AuthEnterprise) is read from, fresh
-	// for every grant: a file, an environment variable, or a program and its arguments
-	// that print it (no shell; run with MCPBRIDGE_AUDIENCE and MCPBRIDGE_RESOURCE set).
-	TokenFile    string
-	TokenEnv     string
-	TokenCommand []string
-	// Audience is what the workload token's aud must name; default the authorization
-	// server's issuer or token endpoint. A token for another audience is not sent.
-	Audience string
+// ErrLoginUnknown is auth.ErrLoginUnknown: wrapped by CompleteLogin's error for a state that
+// no login is waiting for (never started here, already completed, or expired).
+var ErrLoginUnknown = auth.ErrLoginUnknown
 
-	// IdPIssuer is the enterprise identity provider's issuer URL (its token endpoint is
-	// discovered there), or IdPTokenEndpoint names the endpoint itself. IdPClientID and
-	// IdPClientSecret are this client's registration at the identity provider
-	// (AuthEnterprise); ClientID and ClientSecret are its registration at the MCP server's
-	// authorization server.
-	IdPIssuer        string
-	IdPTokenEndpoint string
-	IdPClientID      string
-	IdPClientSecret  string
+// DefaultTokenStore is auth.DefaultTokenStore: the per-user token file.
+func DefaultTokenStore() (*FileTokenStore, error) { return auth.DefaultTokenStore() }
+
+// Logout forgets the stored OAuth grant of cfg in store (no-op when there is none or cfg has
+// no OAuth). A nil store means DefaultTokenStore(), as for Options.TokenStore.
+func Logout(ctx context.Context, cfg ServerConfig, store TokenStore) error {
+	return auth.Logout(ctx, cfg.URL, cfg.Auth, store)
 }
-
-// Authorizer is the interactive step of the authorization code flow, for a host that can
-// reach a person: mcpbridge login uses a loopback redirect (RFC 8252), a web application
-// redirects its user. Without one (the default), Connect never waits for a human: a server
-// without a usable token is skipped with an error wrapping ErrNeedsLogin.
-type Authorizer struct {
-	// RedirectURL is where the authorization server sends the browser back.
-	RedirectURL string
-	// Fetch sends the person to args.URL and returns the code, state and iss from the
-	// redirect. ctx bounds it.
-	Fetch auth.AuthorizationCodeFetcher
-}
-
-// String describes the setting without its secrets: the type, the client ID and the scopes.
-func (a *AuthConfig) String() string {
-	s := a.Type
-	if a.ClientID != "" {
-		s += " client_id=" + a.ClientID
-	}
-	if len(a.Scopes) > 0 {
-		s += " scopes=" + strings.Join(a.Scopes, ",")
-	}
-	if a.IdPIssuer != "" || a.IdPTokenEndpoint != "" {
-		s += " idp=" + origin(a.IdPIssuer+a.IdPTokenEndpoint)
-	}
-	switch {
-	case a.TokenFile != "":
-		s += " token_file=" + a.TokenFile
-	case a.TokenEnv != "":
-		s += " token_env=" + a.TokenEnv
-	case len(a.TokenCommand) > 0:
-		s += " token_command=" + a.TokenCommand[0]
-	}
-	if a.DPoP != "" {
-		s += " dpop=" + a.DPoP
-	}
-	if a.ClientSecret != "" || a.PrivateKey != "" || a.PrivateKeyFile != "" || a.IdPClientSecret != "" {
-		s += " credentials=" + redact.Mask
-	}
-	return s
-}
-
-// origin is u's scheme and host, for naming a server without its path or query.
-func origin(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	return p.Scheme + "://" + p.Host
-}
-
-// GoString is String, so %#v cannot print the secrets either.
-func (a *AuthConfig) GoString() string { return "bridge.AuthConfig(" + a.String() + ")" }
-
-// LogValue implements slog.LogValuer without the secrets.
-func (a *AuthConfig) LogValue() slog.Value { return slog.StringValue(a.String()) }
-
-// ErrNeedsLogin is wrapped by the error of a server that requires OAuth when no usable token
-// is stored and no Authorizer is given: run `mcpbridge login FILE ID` once.
-var ErrNeedsLogin = oauth.ErrNeedsLogin
-
-// TokenStore keeps OAuth tokens between runs. Keys are opaque strings the bridge derives from
-// the server's URL and client; values hold the access token, the refresh token and what is
-// needed to refresh it. Implementations must be safe for concurrent use. The default is a
-// FileTokenStore.
-type TokenStore interface {
-	LoadToken(ctx context.Context, key string) (*StoredToken, error) // nil, nil when there is none
-	SaveToken(ctx context.Context, key string, t *StoredToken) error
-	DeleteToken(ctx context.Context, key string) error
-}
-
-// StoredToken is one server's OAuth grant as kept in a TokenStore.
-type StoredToken struct {
-	Server       string        `json:"server"` // the server ID it was obtained for (informational)
-	Issuer       string        `json:"issuer,omitempty"`
-	ClientID     string        `json:"client_id"`
-	ClientSecret string        `json:"client_secret,omitempty"`
-	AuthURL      string        `json:"auth_url,omitempty"`
-	TokenURL     string        `json:"token_url"`
-	AuthStyle    int           `json:"auth_style,omitempty"`
-	Scopes       []string      `json:"scopes,omitempty"`
-	Token        *oauth2.Token `json:"token"`
-	// DPoPKey is the grant's DPoP private key (base64 PKCS#8) when its tokens are bound to
-	// one: a secret like the tokens.
-	DPoPKey string `json:"dpop_key,omitempty"`
-}
-
-// AuthStatus is what probe shows about a server's OAuth grant. It holds no secret.
-type AuthStatus struct {
-	Type         string    `json:"type"`
-	GrantType    string    `json:"grantType,omitempty"` // at the MCP server's authorization server: authorization_code, client_credentials, jwt-bearer
-	Binding      string    `json:"binding,omitempty"`   // "dpop" when the token is bound to a key (RFC 9449); "" for a bearer token
-	Expiry       time.Time `json:"expiry,omitzero"`     // of the current access token; zero when unknown
-	RefreshToken bool      `json:"refreshToken"`        // a refresh token is kept
-}
-
-// FileTokenStore keeps tokens in one JSON file readable only by its owner (0600, in a 0700
-// directory). It refuses to read a file that group or others can read (on Unix). Safe for
-// concurrent use within one process; writes replace the file atomically.
-type FileTokenStore struct {
-	Path string
-
-	mu sync.Mutex // serialises read-modify-write of the file
-}
-
-// DefaultTokenStore is the per-user token file: <user config dir>/mcpbridge/tokens.json
-// (e.g. ~/.config/mcpbridge/tokens.json on Linux, ~/Library/Application Support on macOS,
-// %AppData% on Windows).
-func DefaultTokenStore() (*FileTokenStore, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return nil, fmt.Errorf("no per-user config directory for the token store: %w", err)
-	}
-	return &FileTokenStore{Path: filepath.Join(dir, "mcpbridge", "tokens.json")}, nil
-}
-
-// LoadToken implements TokenStore.
-func (s *FileTokenStore) LoadToken(_ context.Context, key string) (*StoredToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := oauth.ReadFile[StoredToken](s.Path)
-	if err != nil {
-		return nil, err
-	}
-	return m[key], nil
-}
-
-// SaveToken implements TokenStore.
-func (s *FileTokenStore) SaveToken(_ context.Context, key string, t *StoredToken) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := oauth.ReadFile[StoredToken](s.Path)
-	if err != nil {
-		return err
-	}
-	m[key] = t
-	return oauth.WriteFile(s.Path, m)
-}
-
-// DeleteToken implements TokenStore.
-func (s *FileTokenStore) DeleteToken(_ context.Context, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := oauth.ReadFile[StoredToken](s.Path)
-	if err != nil {
-		return err
-	}
-	if _, ok := m[key]; !ok {
-		return nil
-	}
-	delete(m, key)
-	return oauth.WriteFile(s.Path, m)
-}
-
-// The OAuth machinery (go-sdk's auth.OAuthHandler for a server, the client credentials
-// grant, the token file) is internal/oauth; here are its public types and the wiring.
 
 // newOAuthHandler is the OAuth handler of cfg (cfg.Auth set), with o's store, HTTP client
 // and Authorizer.
-func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*oauth.Handler, error) {
-	a, err := oauth.Prepare(oauth.Config(*cfg.Auth))
+func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*auth.Handler, error) {
+	a, err := auth.Prepare(*cfg.Auth)
 	if err != nil {
 		return nil, err
 	}
@@ -280,52 +83,29 @@ func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*oauth.Han
 		}
 		store = fs
 	}
-	st := oauth.Settings{ID: cfg.ID, URL: cfg.URL, Source: cfg.Source, Auth: a, Store: adaptStore(store), HTTPClient: o.HTTPClient, Log: log}
+	st := auth.Settings{ID: cfg.ID, URL: cfg.URL, Auth: a, Store: store, HTTPClient: o.HTTPClient, Log: log}
 	if o.Authorizer != nil {
 		st.RedirectURL, st.Fetch = o.Authorizer.RedirectURL, o.Authorizer.Fetch
 	}
 	st.RefreshJitter = o.Users.refreshJitter()
-	return oauth.NewHandler(st), nil
-}
-
-// grantStore is a TokenStore as internal/oauth sees it.
-type grantStore struct{ TokenStore }
-
-func (g grantStore) LoadToken(ctx context.Context, key string) (*oauth.Grant, error) {
-	st, err := g.TokenStore.LoadToken(ctx, key)
-	return (*oauth.Grant)(st), err
-}
-
-func (g grantStore) SaveToken(ctx context.Context, key string, t *oauth.Grant) error {
-	return g.TokenStore.SaveToken(ctx, key, (*StoredToken)(t))
+	return auth.NewHandler(st), nil
 }
 
 // authStatus is what probe shows about s's grant (nil without OAuth).
-func authStatus(h *oauth.Handler) *AuthStatus {
+func authStatus(h *auth.Handler) *AuthStatus {
 	if h == nil {
 		return nil
 	}
 	st := h.Status()
-	return &AuthStatus{Type: st.Type, GrantType: st.GrantType, Binding: st.Binding, Expiry: st.Expiry, RefreshToken: st.RefreshToken}
+	return &st
 }
 
-// tokenKey is the store key of cfg's grant.
-func tokenKey(cfg ServerConfig) string {
-	return oauth.Key(cfg.URL, cfg.Auth.ClientID, cfg.Auth.Type)
-}
-
-// Logout forgets the stored OAuth grant of cfg in store (no-op when there is none or cfg has
-// no OAuth). A nil store means DefaultTokenStore(), as for Options.TokenStore.
-func Logout(ctx context.Context, cfg ServerConfig, store TokenStore) error {
-	if cfg.Auth == nil {
-		return nil
+func (o *UserOptions) refreshJitter() time.Duration {
+	switch {
+	case o == nil || o.RefreshJitter < 0:
+		return 0
+	case o.RefreshJitter == 0:
+		return DefaultRefreshJitter
 	}
-	if store == nil {
-		fs, err := DefaultTokenStore()
-		if err != nil {
-			return err
-		}
-		store = fs
-	}
-	return store.DeleteToken(ctx, tokenKey(cfg))
+	return o.RefreshJitter
 }

@@ -180,7 +180,8 @@ func TestOAuthTokenLifecycle(t *testing.T) {
 		}
 		slack.Within(t, "Connect with a revoked refresh token", time.Since(start), 0)
 		f := set.Failed()
-		if len(f) != 1 || !errors.Is(f[0], bridge.ErrNeedsLogin) || !strings.Contains(f[0].Error(), "mcpbridge login servers.yaml tracker") {
+		if len(f) != 1 || !errors.Is(f[0], bridge.ErrNeedsLogin) || !strings.Contains(f[0].Error(), "needs login: ") ||
+			strings.Contains(f[0].Error(), "mcpbridge login") { // the CLI adds what to run, not the library
 			t.Fatalf("failed = %v, want needs login", f)
 		}
 	})
@@ -283,19 +284,4 @@ func TestClientCredentials(t *testing.T) {
 			t.Fatalf("failed = %v", f)
 		}
 	})
-}
-
-// A token file others can read is refused, never used.
-func TestFileTokenStoreRefusesReadableFile(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("POSIX modes")
-	}
-	p := filepath.Join(t.TempDir(), "tokens.json")
-	if err := os.WriteFile(p, []byte(`{}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := (&bridge.FileTokenStore{Path: p}).LoadToken(context.Background(), "k")
-	if err == nil || !strings.Contains(err.Error(), "readable by others") {
-		t.Fatalf("err = %v", err)
-	}
 }

@@ -40,6 +40,7 @@ const (
 	PhaseRead       Phase = "resources/read" // reading a resource (Server.ReadResource, the App proxy)
 	PhasePing       Phase = "ping"           // Server.Ping and the App proxy's ping
 	PhaseClose      Phase = "close"          // closing the session or stopping the process
+	PhaseLogin      Phase = "login"          // a web host's login (StartLogin, CompleteLogin)
 
 	// The requests of the tools that expose resources and prompts (ServerConfig.Expose).
 	PhaseListResources Phase = "resources/list"

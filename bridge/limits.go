@@ -3,9 +3,9 @@ package bridge
 import (
 	"time"
 
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/dpop"
 	"github.com/ttalk/mcpbridge/internal/grant"
-	"github.com/ttalk/mcpbridge/internal/oauth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
@@ -317,17 +317,17 @@ var limitTable = []limit{
 		over:   "the oldest is forgotten",
 	},
 	{
-		name: "oauth.MaxTokenFile", value: oauth.MaxTokenFile, unit: unitBytes,
+		name: "auth.MaxTokenFile", value: auth.MaxTokenFile, unit: unitBytes,
 		bounds: "the OAuth token file read into memory",
 		over:   "reading the store fails naming the file",
 	},
 	{
-		name: "oauth.SaveTimeout", value: int64(oauth.SaveTimeout), unit: unitDuration,
+		name: "auth.SaveTimeout", value: int64(auth.SaveTimeout), unit: unitDuration,
 		bounds: "saving one refreshed OAuth token to the TokenStore (done off the token fetch, so a slow store never holds up a call; Close waits for it up to 5s)",
 		over:   "the save is given up and logged; the token stays in use",
 	},
 	{
-		name: "oauth.MaxTokenResponse", value: oauth.MaxTokenResponse, unit: unitBytes,
+		name: "auth.MaxTokenResponse", value: auth.MaxTokenResponse, unit: unitBytes,
 		bounds: "a token endpoint's answer (client credentials)",
 		over:   "the rest is not read; the token request fails",
 	},

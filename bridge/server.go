@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
-	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
@@ -27,8 +27,9 @@ type Server struct {
 	log    *slog.Logger
 	spec   transport.Spec
 	client *mcp.Client
-	set    *Set           // the Set that owns the server; nil for Dial
-	oauth  *oauth.Handler // nil unless cfg.Auth is set
+	set    *Set          // the Set that owns the server; nil for Dial
+	oauth  *auth.Handler // nil unless cfg.Auth is set
+	logins *auth.Logins  // a web host's logins (users_login.go)
 	// configErr is a configuration problem found by newServer; open reports it.
 	configErr error
 	// secrets are masked in the server's errors and log lines (secrets.go).
@@ -48,7 +49,7 @@ type Server struct {
 	//	leaves
 	//
 	// (internal/schemaguard and internal/oauth document their own, all leaves but
-	// oauth.Handler.mu -> its token sources' locks; transport's are its own.) No lock is
+	// auth.Handler.mu -> its token sources' locks; transport's are its own.) No lock is
 	// held while calling out: not a host callback (hooks, OnStatus, OnToolsChanged,
 	// OnAppResult, OnElicitation, OnTaskStatus, progress, a TokenStore, an Authorizer), not the logger
 	// (whose handler may be slow, or call back into the server), not OpenTelemetry's
@@ -124,6 +125,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 			s.spec.WrapBase = h.WrapTransport
 		}
 	}
+	s.logins = newLogins(s)
 	s.progress.server = cfg.ID
 	s.notify.log = log
 	s.progress.notify.log = log
@@ -222,7 +224,7 @@ func (s *Server) open(ctx context.Context) (*session, PhaseTiming, *ServerError)
 	}
 	if s.oauth != nil {
 		// One connection attempt: an interactive authorization that fails ends it.
-		ctx = oauth.WithAttempt(ctx)
+		ctx = auth.WithAttempt(ctx)
 	}
 	start := time.Now()
 	var serr *ServerError
@@ -258,7 +260,7 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 	// The session's context must outlive start-up (the SSE transport reads its stream on it),
 	// so ctx only cancels it until Connect returns.
 	sctx, cancel := context.WithCancel(s.life)
-	sctx = oauth.CopyAttempt(ctx, sctx)
+	sctx = auth.CopyAttempt(ctx, sctx)
 	stopAfter := context.AfterFunc(ctx, cancel)
 	started := time.Now()
 	// go-sdk's Connect closes the session when initialize fails, and that close waits for

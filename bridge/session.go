@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -36,7 +36,7 @@ type session struct {
 	// shared and userOAuth are set on a user's view of a stateless server's shared session
 	// (users_stateless.go): its tools/call go direct with userOAuth's token.
 	shared    *session
-	userOAuth *oauth.Handler
+	userOAuth *auth.Handler
 
 	closeOnce sync.Once
 	closeErr  error

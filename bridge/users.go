@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ttalk/mcpbridge/internal/oauth"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -121,10 +121,9 @@ func (e *NeedsLoginError) AuthorizationURL(ctx context.Context) (string, error) 
 
 // userTable is a server's per-user state.
 type userTable struct {
-	mu    sync.Mutex
-	m     map[string]*userState
-	lru   list.List // of *userState, most recently used first
-	flows map[string]*loginFlow
+	mu  sync.Mutex
+	m   map[string]*userState
+	lru list.List // of *userState, most recently used first
 	// private is set once the server's catalogue is per user; noShared when the server has
 	// no shared session, since only a user's grant opens it (users_catalogue.go).
 	private, noShared atomic.Bool
@@ -133,7 +132,7 @@ type userTable struct {
 // userState is one user's OAuth handler and session on one server; guarded by userTable.mu.
 type userState struct {
 	id      string
-	h       *oauth.Handler
+	h       *auth.Handler
 	sess    *session
 	dialing *redialCall
 	used    time.Time
@@ -237,14 +236,14 @@ func (s *Server) evict(u *userState) {
 }
 
 // userHandler is the OAuth handler of user id on this server.
-func (s *Server) userHandler(id string) *oauth.Handler {
+func (s *Server) userHandler(id string) *auth.Handler {
 	st := s.oauth.Settings()
 	st.User, st.Fetch = id, nil
-	st.LoginFetch = s.fetchLogin
+	st.LoginFetch = s.logins.Fetch
 	if uo := s.opts.Users; uo != nil {
 		st.RedirectURL = uo.RedirectURL
 	}
-	return oauth.NewHandler(st)
+	return auth.NewHandler(st)
 }
 
 // userSession returns user's live session, opening it (once, shared by the user's
@@ -392,16 +391,7 @@ func (s *Server) ForgetUser(ctx context.Context, user string) error {
 	}
 	s.users.mu.Unlock()
 	st := s.oauth.Settings()
-	var ts TokenStore
-	switch gs := st.Store.(type) {
-	case grantStore:
-		ts = gs.TokenStore
-	case lockingStore:
-		ts = gs.TokenStore
-	default:
-		return nil
-	}
-	if err := ts.DeleteToken(ctx, oauth.UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, user)); err != nil {
+	if err := st.Store.DeleteToken(ctx, auth.UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, user)); err != nil {
 		return &ServerError{Server: s.cfg.ID, Phase: PhaseConfig, Err: fmt.Errorf("user %q: forgetting the grant: %w", user, err)}
 	}
 	return nil
@@ -442,11 +432,11 @@ func (set *Set) proxyUser(next http.Handler) http.Handler {
 
 // closeUsers closes every user's session (Close; s.life is already cancelled).
 // oauthHandlers returns the server's OAuth handlers: its own and its users'.
-func (s *Server) oauthHandlers() []*oauth.Handler {
+func (s *Server) oauthHandlers() []*auth.Handler {
 	if s.oauth == nil {
 		return nil
 	}
-	hs := []*oauth.Handler{s.oauth}
+	hs := []*auth.Handler{s.oauth}
 	s.users.mu.Lock()
 	for _, u := range s.users.m {
 		if u.h != nil {

@@ -1,7 +1,7 @@
-// Package redisstore is a bridge.TokenStore on Redis, shared by the replicas of a web host:
+// Package redisstore is a auth.TokenStore on Redis, shared by the replicas of a web host:
 // tokens encrypted at rest, a lock per grant so that a refresh is single-flight across
-// replicas (bridge.TokenLocker), a relay that brings a login's callback to the replica
-// whose flow waits for it (bridge.LoginRelay), bounded waits on a store that is down or
+// replicas (auth.TokenLocker), a relay that brings a login's callback to the replica
+// whose flow waits for it (auth.LoginRelay), bounded waits on a store that is down or
 // slow.
 //
 // It is its own package so that a program that keeps its tokens elsewhere does not link a
@@ -43,7 +43,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 )
 
 // DefaultTimeout bounds one store operation when Options.Timeout is zero.
@@ -69,11 +69,11 @@ type Options struct {
 	// does not answer, and Timeout bounds the waits between commands.
 	Timeout time.Duration
 	// RelayTimeout bounds a relayed login's wait for its outcome (default
-	// DefaultRelayTimeout), within the caller's ctx (bridge.LoginRelay).
+	// DefaultRelayTimeout), within the caller's ctx (auth.LoginRelay).
 	RelayTimeout time.Duration
 }
 
-// Store is a bridge.TokenStore and bridge.TokenLocker on Redis. Safe for concurrent use.
+// Store is a auth.TokenStore and auth.TokenLocker on Redis. Safe for concurrent use.
 type Store struct {
 	c       redis.UniversalClient
 	prefix  string
@@ -86,8 +86,8 @@ type Store struct {
 }
 
 var (
-	_ bridge.TokenLocker = (*Store)(nil)
-	_ bridge.LoginRelay  = (*Store)(nil)
+	_ auth.TokenLocker = (*Store)(nil)
+	_ auth.LoginRelay  = (*Store)(nil)
 )
 
 // New checks opts and returns the store; it does not contact Redis.
@@ -141,8 +141,8 @@ func fail(op string, err error) error {
 	return fmt.Errorf("redis token store: %s: %w", op, err)
 }
 
-// LoadToken implements bridge.TokenStore.
-func (s *Store) LoadToken(ctx context.Context, key string) (*bridge.StoredToken, error) {
+// LoadToken implements auth.TokenStore.
+func (s *Store) LoadToken(ctx context.Context, key string) (*auth.StoredToken, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rk := s.prefix + "t:" + key
@@ -157,15 +157,15 @@ func (s *Store) LoadToken(ctx context.Context, key string) (*bridge.StoredToken,
 	if err != nil {
 		return nil, err
 	}
-	var t bridge.StoredToken
+	var t auth.StoredToken
 	if err := json.Unmarshal(plain, &t); err != nil {
 		return nil, errors.New("redis token store: load: the decrypted value is not a grant")
 	}
 	return &t, nil
 }
 
-// SaveToken implements bridge.TokenStore: the grant sealed with the current key.
-func (s *Store) SaveToken(ctx context.Context, key string, t *bridge.StoredToken) error {
+// SaveToken implements auth.TokenStore: the grant sealed with the current key.
+func (s *Store) SaveToken(ctx context.Context, key string, t *auth.StoredToken) error {
 	plain, err := json.Marshal(t)
 	if err != nil {
 		return fail("save", err)
@@ -180,7 +180,7 @@ func (s *Store) SaveToken(ctx context.Context, key string, t *bridge.StoredToken
 	return nil
 }
 
-// DeleteToken implements bridge.TokenStore.
+// DeleteToken implements auth.TokenStore.
 func (s *Store) DeleteToken(ctx context.Context, key string) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -193,7 +193,7 @@ func (s *Store) DeleteToken(ctx context.Context, key string) error {
 // unlockScript deletes the lock only if it still holds this holder's token.
 var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
 
-// LockToken implements bridge.TokenLocker with SET NX PX and a random holder token, polling
+// LockToken implements auth.TokenLocker with SET NX PX and a random holder token, polling
 // (10 ms to 200 ms, jittered) until the lock is free or ctx ends; ctx alone bounds the wait.
 func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (func(), error) {
 	lk := s.prefix + "l:" + key

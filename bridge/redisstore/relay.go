@@ -12,10 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 )
 
-// The login relay (bridge.LoginRelay): a replica whose login waits for its callback
+// The login relay (auth.LoginRelay): a replica whose login waits for its callback
 // records <Prefix>lf:<login ID> = its channel, for the flow's lifetime
 // (UserOptions.LoginTimeout), and listens on that channel (one Redis subscription per
 // Store while any login waits). The replica the callback reached takes the record (GETDEL:
@@ -51,7 +51,7 @@ type relayOutcome struct {
 	Err     string `json:"err,omitempty"`
 }
 
-// HoldLogin implements bridge.LoginRelay.
+// HoldLogin implements auth.LoginRelay.
 func (s *Store) HoldLogin(ctx context.Context, id string, ttl time.Duration, complete func(ctx context.Context, user string, query url.Values) error) (func(), error) {
 	if ttl <= 0 {
 		return nil, errors.New("redis token store: login relay: the login has already expired")
@@ -131,7 +131,7 @@ func (s *Store) serveRelay(ps *redis.PubSub) {
 				switch {
 				case err == nil:
 					out.OK = true
-				case errors.Is(err, bridge.ErrLoginUnknown):
+				case errors.Is(err, auth.ErrLoginUnknown):
 					out.Unknown = true
 				default:
 					out.Err = err.Error()
@@ -150,7 +150,7 @@ func (s *Store) serveRelay(ps *redis.PubSub) {
 	}
 }
 
-// RelayLogin implements bridge.LoginRelay. Its wait for the outcome is bounded by
+// RelayLogin implements auth.LoginRelay. Its wait for the outcome is bounded by
 // Options.RelayTimeout (default DefaultRelayTimeout) within ctx; Redis counts it in whole
 // seconds, so without the client's ContextTimeoutEnabled it is rounded up to one.
 func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Values) error {
@@ -158,7 +158,7 @@ func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Value
 	ch, err := s.c.GetDel(bctx, s.prefix+"lf:"+id).Result()
 	cancel()
 	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("redis token store: login relay: %w", bridge.ErrLoginUnknown)
+		return fmt.Errorf("redis token store: login relay: %w", auth.ErrLoginUnknown)
 	}
 	if err != nil {
 		return fail("login relay: finding the login", err)
@@ -175,7 +175,7 @@ func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Value
 		return fail("login relay: relaying the callback", err)
 	}
 	if n == 0 {
-		return fmt.Errorf("redis token store: login relay: the replica that started the login is gone: %w", bridge.ErrLoginUnknown)
+		return fmt.Errorf("redis token store: login relay: the replica that started the login is gone: %w", auth.ErrLoginUnknown)
 	}
 	wait := s.relayTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -210,7 +210,7 @@ func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Value
 	case out.OK:
 		return nil
 	case out.Unknown:
-		return fmt.Errorf("redis token store: login relay: %w", bridge.ErrLoginUnknown)
+		return fmt.Errorf("redis token store: login relay: %w", auth.ErrLoginUnknown)
 	}
 	return fmt.Errorf("on the replica that started the login: %s", clip(out.Err, maxErrText))
 }

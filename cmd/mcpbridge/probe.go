@@ -134,7 +134,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		bridgeLevel = slog.LevelDebug
 	}
 
-	p := newProgress(con, cfgs)
+	p := newProgress(con, cfgs, path)
 	start := time.Now()
 	p.start()
 	set, cerr := bridge.Connect(ctx, cfgs, &bridge.Options{
@@ -181,6 +181,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 type progress struct {
 	con   *console
 	cfgs  []bridge.ServerConfig
+	path  string // the servers file, for login hints
 	mu    sync.Mutex
 	got   map[string]probed
 	begin time.Time
@@ -194,8 +195,8 @@ type probed struct {
 	elapsed time.Duration
 }
 
-func newProgress(con *console, cfgs []bridge.ServerConfig) *progress {
-	return &progress{con: con, cfgs: cfgs, got: map[string]probed{}, quit: make(chan struct{})}
+func newProgress(con *console, cfgs []bridge.ServerConfig, path string) *progress {
+	return &progress{con: con, cfgs: cfgs, path: path, got: map[string]probed{}, quit: make(chan struct{})}
 }
 
 // start draws the status line and, on a terminal, keeps its clock ticking until stop.
@@ -255,7 +256,7 @@ func (p *progress) done(st bridge.ServerStatus, elapsed time.Duration) {
 	p.mu.Unlock()
 	var line string
 	if st.Err != nil {
-		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), escapeLine(st.ID), st.Err.Phase, escapeLine(oneLine(errText(st.Err))))
+		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), escapeLine(st.ID), st.Err.Phase, escapeLine(oneLine(errText(st.Err, p.path))))
 	} else {
 		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), escapeLine(st.ID), len(st.ModelTools), fmtDur(elapsed))
 		if st.Auth != nil {
@@ -275,8 +276,8 @@ func (p *progress) results() map[string]probed {
 }
 
 // errText is the cause of a server failure, without the "mcp server ...: phase:" framing;
-// for a server that needs a login, just that and the command to run.
-func errText(e *bridge.ServerError) string {
+// for a server that needs a login, just that and the command to run (loginHint).
+func errText(e *bridge.ServerError, path string) string {
 	if e.Err == nil {
 		return e.Error()
 	}
@@ -285,8 +286,18 @@ func errText(e *bridge.ServerError) string {
 		if i := strings.Index(msg, bridge.ErrNeedsLogin.Error()+":"); i > 0 {
 			msg = msg[i:]
 		}
+		msg += loginHint(e, path)
 	}
 	return msg
+}
+
+// loginHint is what the CLI adds to the error of a server that needs a login: the command
+// that fixes it ("" for other errors). The library's error says why, never what to run.
+func loginHint(e *bridge.ServerError, path string) string {
+	if !errors.Is(e, bridge.ErrNeedsLogin) {
+		return ""
+	}
+	return fmt.Sprintf("; run `mcpbridge login %s %s`", path, e.Server)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -327,7 +338,7 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 		}
 		if st.Err != nil {
 			sr.Status = "failed"
-			sr.Error = &failure{Phase: string(st.Err.Phase), Message: errText(st.Err), Stderr: lastLines(st.Stderr, stderrTailLines)}
+			sr.Error = &failure{Phase: string(st.Err.Phase), Message: errText(st.Err, path), Stderr: lastLines(st.Stderr, stderrTailLines)}
 			rep.Summary.Failed++
 		} else {
 			sr.Status = "ok"

@@ -213,6 +213,9 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 			errs := make([]error, len(failed))
 			for i, f := range failed {
 				errs[i] = f
+				if h := loginHint(f, path); h != "" {
+					errs[i] = fmt.Errorf("%w%s", f, h)
+				}
 			}
 			return &exitError{code: exitFailed, err: fmt.Errorf("call: tool %q not found; %d server(s) failed, so their tools are unknown:\n%w", name, len(failed), errors.Join(errs...))}
 		}

@@ -1,16 +1,4 @@
-// Package oauth is the bridge's OAuth machinery for Streamable HTTP servers: go-sdk's
-// auth.OAuthHandler for one server, with the authorization code flow (through go-sdk's auth
-// package, interactive only when the host gives an authorizer), the client credentials grant
-// (client_secret_basic, client_secret_post, private_key_jwt), the jwt-bearer grant of
-// workload identity federation and enterprise-managed authorization (assert.go), DPoP-bound
-// tokens for every grant (dpop.go) and the token file. Tokens come from and go to a Store,
-// refreshed as they change.
-//
-// The package is internal to the module: package bridge is its only user, and its public
-// types (bridge.AuthConfig, bridge.TokenStore, bridge.StoredToken, bridge.FileTokenStore)
-// are what hosts see. Config and Grant have exactly the fields of bridge.AuthConfig and
-// bridge.StoredToken, so the bridge converts between them without copying field by field.
-package oauth
+package auth
 
 import (
 	"context"
@@ -27,93 +15,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
-
-// The kinds of Config.Type (bridge.TypeOAuth and bridge.TypeClientCredentials).
-const (
-	// TypeOAuth is the OAuth 2.1 authorization code flow with PKCE.
-	TypeOAuth = "oauth"
-	// TypeClientCredentials is the machine-to-machine client credentials grant.
-	TypeClientCredentials = "client_credentials"
-	// TypeWorkloadIdentity is the jwt-bearer grant with a workload token (workload identity
-	// federation).
-	TypeWorkloadIdentity = "workload_identity"
-	// TypeEnterprise is the jwt-bearer grant with an identity assertion grant the enterprise
-	// identity provider issues for the user's ID token (enterprise-managed authorization).
-	TypeEnterprise = "enterprise"
-)
-
-// Config is how to authorize to one server: the fields of bridge.AuthConfig (documented
-// there), in the same order, so that the two convert into each other.
-type Config struct {
-	Type              string
-	Scopes            []string
-	ClientID          string
-	ClientSecret      string
-	TokenEndpointAuth string
-	PrivateKey        string
-	PrivateKeyFile    string
-	SigningAlg        string
-	ClientMetadataURL string
-	DPoP              string
-	DPoPAlg           string
-	TokenFile         string
-	TokenEnv          string
-	TokenCommand      []string
-	Audience          string
-	IdPIssuer         string
-	IdPTokenEndpoint  string
-	IdPClientID       string
-	IdPClientSecret   string
-}
-
-// Grant is one server's OAuth grant as a Store keeps it: the fields and JSON of
-// bridge.StoredToken (documented there), so that the two convert into each other.
-type Grant struct {
-	Server       string        `json:"server"`
-	Issuer       string        `json:"issuer,omitempty"`
-	ClientID     string        `json:"client_id"`
-	ClientSecret string        `json:"client_secret,omitempty"`
-	AuthURL      string        `json:"auth_url,omitempty"`
-	TokenURL     string        `json:"token_url"`
-	AuthStyle    int           `json:"auth_style,omitempty"`
-	Scopes       []string      `json:"scopes,omitempty"`
-	Token        *oauth2.Token `json:"token"`
-	DPoPKey      string        `json:"dpop_key,omitempty"`
-}
-
-// Store keeps grants between runs (bridge.TokenStore, adapted). LoadToken returns nil, nil
-// when there is none.
-type Store interface {
-	LoadToken(ctx context.Context, key string) (*Grant, error)
-	SaveToken(ctx context.Context, key string, g *Grant) error
-}
-
-// Status is what probe shows about a grant. It holds no secret.
-type Status struct {
-	Type         string
-	GrantType    string    // at the server's authorization server: authorization_code, client_credentials, jwt-bearer
-	Binding      string    // "dpop" when the token is bound to the grant's key
-	Expiry       time.Time // of the current access token; zero when unknown
-	RefreshToken bool      // a refresh token is kept
-}
-
-// ErrNeedsLogin is wrapped by the error of a server that requires OAuth when no usable
-// token is stored and no authorizer is given (bridge.ErrNeedsLogin is this value).
-var ErrNeedsLogin = errors.New("needs login")
-
-// needsLogin names the command that fixes it, with the servers file when the server came
-// from one (source is "<file>:<line>").
-func needsLogin(id, source, why string) error {
-	file := "FILE"
-	if i := strings.LastIndexByte(source, ':'); i > 0 {
-		file = source[:i]
-	}
-	return fmt.Errorf("%w: %s; run `mcpbridge login %s %s`", ErrNeedsLogin, why, file, id)
-}
 
 // Key is the store key of a server's grant: a hash, so the store never holds the URL's own
 // query values.
@@ -124,32 +29,31 @@ func Key(serverURL, clientID, typ string) string {
 
 // Settings are what a Handler needs about its server and host.
 type Settings struct {
-	ID     string // the server's ID, for login hints and the grant's Server
-	URL    string // the server's URL, for the store key
-	Source string // where the server's config came from ("<file>:<line>"), for login hints
-	Auth   Config // checked by Prepare
-	Store  Store
+	ID    string     // the server's ID, for the grant's Server
+	URL   string     // the server's URL, for the store key
+	Auth  AuthConfig // checked by Prepare
+	Store TokenStore
 	// HTTPClient talks to authorization servers; nil: a client with a 30 s timeout.
 	HTTPClient *http.Client
 	Log        *slog.Logger
 	// RedirectURL and Fetch are the interactive step of the authorization code flow
 	// (bridge.Authorizer); Fetch nil: never wait for a person.
 	RedirectURL string
-	Fetch       auth.AuthorizationCodeFetcher
+	Fetch       sdkauth.AuthorizationCodeFetcher
 	// LoginFetch is the person's part of a flow Login starts (a web host's login), used
 	// when Fetch is nil; a 401 during a request still fails with ErrNeedsLogin then.
-	LoginFetch auth.AuthorizationCodeFetcher
+	LoginFetch sdkauth.AuthorizationCodeFetcher
 	// User is the user whose grant the handler holds ("" for the host's own grant); it
 	// is part of the store key (UserKey).
 	User string
-	// RefreshJitter spreads proactive refreshes of grants in a Locker store: each grant is
+	// RefreshJitter spreads proactive refreshes of grants in a TokenLocker store: each grant is
 	// refreshed a random part of it earlier than its expiry requires (shared.go).
 	RefreshJitter time.Duration
 }
 
-// Prepare checks a server's Config and completes it: PrivateKeyFile is read into PrivateKey.
+// Prepare checks a server's AuthConfig and completes it: PrivateKeyFile is read into PrivateKey.
 // Errors name the setting, never a secret.
-func Prepare(a Config) (Config, error) {
+func Prepare(a AuthConfig) (AuthConfig, error) {
 	if a.PrivateKey == "" && a.PrivateKeyFile != "" {
 		b, err := os.ReadFile(a.PrivateKeyFile)
 		if err != nil {
@@ -161,12 +65,12 @@ func Prepare(a Config) (Config, error) {
 		return a, err
 	}
 	switch a.Type {
-	case TypeOAuth:
-	case TypeWorkloadIdentity, TypeEnterprise:
+	case AuthOAuth:
+	case AuthWorkloadIdentity, AuthEnterprise:
 		if err := checkAssertionConfig(&a); err != nil {
 			return a, err
 		}
-	case TypeClientCredentials:
+	case AuthClientCredentials:
 		if a.ClientID == "" {
 			return a, errors.New("auth: client_credentials needs client_id")
 		}
@@ -174,27 +78,27 @@ func Prepare(a Config) (Config, error) {
 			return a, err
 		}
 	default:
-		return a, fmt.Errorf("auth: unknown type %q (want %s, %s, %s or %s)", a.Type, TypeOAuth, TypeClientCredentials, TypeWorkloadIdentity, TypeEnterprise)
+		return a, fmt.Errorf("auth: unknown type %q (want %s, %s, %s or %s)", a.Type, AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity, AuthEnterprise)
 	}
 	return a, nil
 }
 
-// Handler implements go-sdk's auth.OAuthHandler for one server: tokens from the store
+// Handler implements go-sdk's sdkauth.OAuthHandler for one server: tokens from the store
 // (refreshed and saved as they change), the interactive flow only with an authorizer, the
 // client credentials grant on its own.
 //
 // Locks: Handler.mu may be held while taking a savingSource.mu (never the other way round);
 // savingSource.mu, sharedSource.mu, Attempt.mu, dpopGrant.mu and refusals.mu are leaves.
-// Nothing is called while any of them is held (no Store method, no authorizer, no logger,
+// Nothing is called while any of them is held (no TokenStore method, no authorizer, no logger,
 // no network). The store is read once, that read shared by concurrent first uses;
 // concurrent 401s share one authorization; refreshed tokens are saved by one writer
 // goroutine per token source, newest last, so a slow or hanging store delays only the
-// save, never a token fetch (with a Locker store, a refresh is shared by this process's
+// save, never a token fetch (with a TokenLocker store, a refresh is shared by this process's
 // callers and the store is called without the source's lock).
 type Handler struct {
 	set   Settings
-	auth  *Config // &set.Auth
-	store Store
+	auth  *AuthConfig // &set.Auth
+	store TokenStore
 	key   string
 	hc    *http.Client
 	log   *slog.Logger
@@ -203,7 +107,7 @@ type Handler struct {
 	load    *flight            // reading the stored grant: started by the first TokenSource, shared
 	loadErr error              // why the stored grant could not be read
 	ts      oauth2.TokenSource // nil until a token is known
-	inner   *auth.AuthorizationCodeHandler
+	inner   *sdkauth.AuthorizationCodeHandler
 	authz   *flight // the authorization in progress, shared by concurrent 401s
 	savers  []*savingSource
 
@@ -237,10 +141,10 @@ func (h *Handler) WrapTransport(base http.RoundTripper) http.RoundTripper {
 	return h.dpop.wrapResource(base)
 }
 
-// TokenSource implements auth.OAuthHandler: the stored grant, read once (concurrent first
+// TokenSource implements sdkauth.OAuthHandler: the stored grant, read once (concurrent first
 // uses wait for that one read, as long as their ctx allows).
 func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	if h.auth.Type == TypeOAuth {
+	if h.auth.Type == AuthOAuth {
 		if err := h.loadStored(ctx); err != nil {
 			return nil, err
 		}
@@ -311,7 +215,7 @@ func (h *Handler) tokenCtx() context.Context {
 	return context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
 }
 
-func (st *Grant) config() *oauth2.Config {
+func (st *StoredToken) config() *oauth2.Config {
 	return &oauth2.Config{
 		ClientID:     st.ClientID,
 		ClientSecret: st.ClientSecret,
@@ -320,7 +224,7 @@ func (st *Grant) config() *oauth2.Config {
 	}
 }
 
-// Authorize implements auth.OAuthHandler; go-sdk calls it after a 401 or 403. Concurrent
+// Authorize implements sdkauth.OAuthHandler; go-sdk calls it after a 401 or 403. Concurrent
 // calls share one authorization: the first does it, the others wait for its outcome (as
 // long as their ctx allows) and retry with its token. Within one connection attempt (see
 // WithAttempt) an interactive authorization that failed is not started again: the attempt
@@ -388,7 +292,7 @@ func (h *Handler) tokenChangedSince(req *http.Request) bool {
 
 // authorize is one authorization; interactive says a person was (or was to be) asked.
 func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.Response) (interactive bool, err error) {
-	if h.auth.Type != TypeOAuth {
+	if h.auth.Type != AuthOAuth {
 		defer resp.Body.Close()
 		defer io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		ts, err := h.machineGrant(ctx, req, resp)
@@ -420,7 +324,7 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 		if resp.StatusCode == http.StatusForbidden {
 			why = "the server wants more scopes than the stored token has"
 		}
-		return false, needsLogin(h.set.ID, h.set.Source, why)
+		return false, fmt.Errorf("%w: %s", ErrNeedsLogin, why)
 	}
 	inner, err := h.interactive(ctx)
 	if err != nil {
@@ -448,7 +352,7 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 // refreshNow refreshes the stored grant at once, whatever its access token's expiry says;
 // it reports whether a new token was obtained.
 func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
-	if _, ok := h.store.(Locker); ok {
+	if _, ok := h.store.(TokenLocker); ok {
 		_, refused, _ := strings.Cut(req.Header.Get("Authorization"), " ") // Bearer or DPoP
 		return h.refreshShared(ctx, refused)
 	}
@@ -472,7 +376,7 @@ func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
 // newestGrant is the grant to refresh from: the store's (another process may have refreshed
 // it meanwhile), unless this handler holds a newer one the store does not have yet (its save
 // is still under way).
-func (h *Handler) newestGrant(ctx context.Context) (*Grant, error) {
+func (h *Handler) newestGrant(ctx context.Context) (*StoredToken, error) {
 	h.mu.Lock()
 	cur, _ := h.ts.(*savingSource)
 	h.mu.Unlock()
@@ -489,7 +393,7 @@ func (h *Handler) newestGrant(ctx context.Context) (*Grant, error) {
 
 // interactive returns go-sdk's authorization code handler, created on first use (by the one
 // authorization running: see Authorize).
-func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandler, error) {
+func (h *Handler) interactive(ctx context.Context) (*sdkauth.AuthorizationCodeHandler, error) {
 	h.mu.Lock()
 	inner := h.inner
 	h.mu.Unlock()
@@ -501,7 +405,7 @@ func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandl
 		return nil, err
 	}
 	a := h.auth
-	c := &auth.AuthorizationCodeHandlerConfig{
+	c := &sdkauth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              h.set.RedirectURL,
 		AuthorizationCodeFetcher: h.fetcher(),
 		RequestRefreshToken:      true,
@@ -515,7 +419,7 @@ func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandl
 			if err != nil {
 				return nil, err
 			}
-			st := &Grant{
+			st := &StoredToken{
 				Server: h.set.ID, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
 				AuthURL: oc.Endpoint.AuthURL, TokenURL: oc.Endpoint.TokenURL, AuthStyle: int(oc.Endpoint.AuthStyle),
 				Scopes: oc.Scopes, Token: tok, Issuer: origin(oc.Endpoint.TokenURL), DPoPKey: key,
@@ -533,7 +437,7 @@ func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandl
 	// go-sdk tries these in order: the client ID metadata document where the authorization
 	// server supports one, the pre-registered client, dynamic registration.
 	if a.ClientMetadataURL != "" {
-		c.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: a.ClientMetadataURL}
+		c.ClientIDMetadataDocumentConfig = &sdkauth.ClientIDMetadataDocumentConfig{URL: a.ClientMetadataURL}
 	}
 	if a.ClientID != "" {
 		pc := &oauthex.ClientCredentials{ClientID: a.ClientID}
@@ -543,7 +447,7 @@ func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandl
 		c.PreregisteredClient = pc
 	}
 	if a.ClientID == "" {
-		c.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+		c.DynamicClientRegistrationConfig = &sdkauth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs:            []string{h.set.RedirectURL},
 			ClientName:              "mcpbridge",
 			GrantTypes:              []string{"authorization_code", "refresh_token"},
@@ -551,7 +455,7 @@ func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandl
 			TokenEndpointAuthMethod: "none",
 		}}
 	}
-	inner, err = auth.NewAuthorizationCodeHandler(c)
+	inner, err = sdkauth.NewAuthorizationCodeHandler(c)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
@@ -567,8 +471,8 @@ func (h *Handler) interactive(ctx context.Context) (*auth.AuthorizationCodeHandl
 const SaveTimeout = 30 * time.Second
 
 // persisting wraps ts so that every new token (a refresh) is saved under the handler's key.
-func (h *Handler) persisting(st *Grant, ts oauth2.TokenSource) oauth2.TokenSource {
-	if _, ok := h.store.(Locker); ok {
+func (h *Handler) persisting(st *StoredToken, ts oauth2.TokenSource) oauth2.TokenSource {
+	if _, ok := h.store.(TokenLocker); ok {
 		return h.shared(st, "")
 	}
 	s := &savingSource{h: h, st: *st, ts: ts, last: st.Token.AccessToken}
@@ -596,7 +500,7 @@ type savingSource struct {
 	ts oauth2.TokenSource
 
 	mu      sync.Mutex // guards the fields below; a leaf
-	st      Grant
+	st      StoredToken
 	last    string        // the newest access token seen
 	gen     uint64        // counts new tokens
 	saved   uint64        // the gen the store has (or whose save was given up)
@@ -675,11 +579,11 @@ func (h *Handler) Flush(ctx context.Context) {
 }
 
 // Status is what probe shows; it needs the current token, which may refresh it.
-func (h *Handler) Status() Status {
+func (h *Handler) Status() AuthStatus {
 	h.mu.Lock()
 	ts := h.ts
 	h.mu.Unlock()
-	as := Status{Type: h.auth.Type, GrantType: grantType(h.auth.Type)}
+	as := AuthStatus{Type: h.auth.Type, GrantType: grantType(h.auth.Type)}
 	if h.dpop.binding() != nil {
 		as.Binding = "dpop"
 	}

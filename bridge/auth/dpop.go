@@ -1,4 +1,4 @@
-package oauth
+package auth
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// The values of Config.DPoP.
+// The values of AuthConfig.DPoP.
 const (
 	DPoPAuto = "auto" // bind tokens when the server's metadata asks for it (the default)
 	DPoPOn   = "on"   // always bind tokens; fail when the authorization server will not
@@ -21,7 +21,7 @@ const (
 )
 
 // dpopMode is a's DPoP setting, checked.
-func dpopMode(a *Config) (string, error) {
+func dpopMode(a *AuthConfig) (string, error) {
 	switch strings.ToLower(a.DPoP) {
 	case "", DPoPAuto:
 		return DPoPAuto, nil
@@ -130,7 +130,7 @@ func (g *dpopGrant) wrapResource(base http.RoundTripper) http.RoundTripper {
 
 // useStored takes the key of a stored grant. It reports false when the grant has a key that
 // cannot be read, so its tokens cannot be used.
-func (g *dpopGrant) useStored(st *Grant) bool {
+func (g *dpopGrant) useStored(st *StoredToken) bool {
 	if st.DPoPKey == "" {
 		g.use(nil, "", nil)
 		return true

@@ -1,4 +1,4 @@
-package oauth
+package auth
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 )
 
@@ -54,7 +54,7 @@ func (h *Handler) Login(ctx context.Context, req *http.Request, resp *http.Respo
 }
 
 // fetcher is the person's part of the interactive flow: Fetch, else LoginFetch.
-func (h *Handler) fetcher() auth.AuthorizationCodeFetcher {
+func (h *Handler) fetcher() sdkauth.AuthorizationCodeFetcher {
 	if h.set.Fetch != nil {
 		return h.set.Fetch
 	}
@@ -65,7 +65,7 @@ func (h *Handler) fetcher() auth.AuthorizationCodeFetcher {
 // has none yet (so that a grant another replica saved is found); a client credentials
 // handler always has one to get. An error is the store's, not a missing grant.
 func (h *Handler) Ensure(ctx context.Context) (bool, error) {
-	if h.auth.Type != TypeOAuth {
+	if h.auth.Type != AuthOAuth {
 		return true, nil
 	}
 	h.mu.Lock()

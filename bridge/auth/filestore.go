@@ -1,4 +1,4 @@
-package oauth
+package auth
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ const MaxTokenFile = 4 << 20
 
 // ReadFile reads a token file (bridge.FileTokenStore's): a JSON object of grants by key.
 // A missing file is empty. It refuses a file that group or others can read (on Unix) and
-// one larger than 4 MiB. T is the grant type (Grant, or bridge.StoredToken).
+// one larger than 4 MiB. T is the grant type (StoredToken, or bridge.StoredToken).
 func ReadFile[T any](path string) (map[string]*T, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,4 @@
-package oauth
+package auth
 
 import (
 	"context"
@@ -11,20 +11,13 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// A store shared by replicas (a Locker) changes how a grant is refreshed: a refresh token
+// A store shared by replicas (a TokenLocker) changes how a grant is refreshed: a refresh token
 // that rotates may be spent once, so a refresh takes the store's lock on the grant's key,
 // re-reads the grant (another replica may have refreshed it meanwhile: then that token is
 // used) and only then spends the refresh token, saving the result before unlocking. Access
 // tokens are refreshed proactively, a random part of Settings.RefreshJitter before they
 // expire, so that grants that expire together (a deployment, a burst of logins) are not
 // all refreshed in the same second.
-
-// Locker is a Store shared by replicas that locks a grant's key across them.
-type Locker interface {
-	// LockToken waits until it holds the lock on key (or ctx ends); the lock expires after
-	// ttl if never released. unlock releases it (only if still held).
-	LockToken(ctx context.Context, key string, ttl time.Duration) (unlock func(), err error)
-}
 
 const (
 	expiryDelta = 10 * time.Second // a token this close to its expiry is refreshed (as oauth2 does)
@@ -33,20 +26,20 @@ const (
 	refreshTimeout = 30 * time.Second
 )
 
-// sharedSource is the token source of a grant in a Locker store.
+// sharedSource is the token source of a grant in a TokenLocker store.
 type sharedSource struct {
 	h     *Handler
-	lock  Locker
+	lock  TokenLocker
 	early time.Duration // this grant's share of the jitter
 
 	mu         sync.Mutex // guards the fields below; a leaf: nothing is called while it is held
-	g          Grant
+	g          StoredToken
 	bad        string  // an access token the server refused: never adopted again
 	refreshing *flight // the refresh in progress in this process, shared by its callers
 }
 
-func (h *Handler) shared(st *Grant, bad string) *sharedSource {
-	lk, _ := h.store.(Locker)
+func (h *Handler) shared(st *StoredToken, bad string) *sharedSource {
+	lk, _ := h.store.(TokenLocker)
 	s := &sharedSource{h: h, lock: lk, g: *st, bad: bad}
 	if j := h.set.RefreshJitter; j > 0 {
 		s.early = rand.N(j)
@@ -106,7 +99,7 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 
 // refresh gets a fresh grant for g under the store's lock: the stored one when another
 // replica refreshed it meanwhile, else g refreshed and saved.
-func (s *sharedSource) refresh(g Grant, bad string) (Grant, error) {
+func (s *sharedSource) refresh(g StoredToken, bad string) (StoredToken, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	unlock, err := s.lock.LockToken(ctx, s.h.key, lockTTL)
@@ -145,7 +138,7 @@ func (s *sharedSource) refresh(g Grant, bad string) (Grant, error) {
 	return g, nil
 }
 
-// refreshShared is refreshNow for a Locker store: bad, the access token the server refused,
+// refreshShared is refreshNow for a TokenLocker store: bad, the access token the server refused,
 // is never adopted again; the grant is refreshed under the lock unless another caller or
 // replica already did.
 func (h *Handler) refreshShared(ctx context.Context, bad string) bool {

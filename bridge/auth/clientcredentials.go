@@ -1,4 +1,4 @@
-package oauth
+package auth
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 const MaxTokenResponse = 1 << 20
 
 // clientAuthMethod is the token endpoint authentication of a client credentials config.
-func clientAuthMethod(a *Config) (string, error) {
+func clientAuthMethod(a *AuthConfig) (string, error) {
 	m := a.TokenEndpointAuth
 	if m == "" {
 		m = "client_secret_basic"
@@ -171,7 +171,7 @@ func (c *ccSource) fetch(ctx context.Context) (*oauth2.Token, error) {
 
 // clientAssertion is a private_key_jwt assertion (RFC 7523): iss and sub the client ID, aud
 // the authorization server, a minute of life and a unique jti.
-func clientAssertion(a *Config, audience string) (string, error) {
+func clientAssertion(a *AuthConfig, audience string) (string, error) {
 	key, alg, err := parseSigningKey(a.PrivateKey, a.SigningAlg)
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package oauth
+package auth
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 // grantType names the grant a Type uses at the MCP server's authorization server, for probe.
 func grantType(typ string) string {
 	switch typ {
-	case TypeOAuth:
+	case AuthOAuth:
 		return "authorization_code"
-	case TypeClientCredentials:
+	case AuthClientCredentials:
 		return "client_credentials"
-	case TypeWorkloadIdentity, TypeEnterprise:
+	case AuthWorkloadIdentity, AuthEnterprise:
 		return "jwt-bearer"
 	}
 	return ""
@@ -48,7 +48,7 @@ func (h *Handler) machineGrant(ctx context.Context, req *http.Request, resp *htt
 	defer h.dpop.abandon() // a no-op once the first token arrived
 	scopes := d.scopes(h.auth.Scopes)
 	var g tokenGrant = &assertionGrant{h: h, d: d, scopes: scopes}
-	if h.auth.Type == TypeClientCredentials {
+	if h.auth.Type == AuthClientCredentials {
 		g = &ccSource{h: h, tokenURL: d.tokenURL, audience: d.issuer, resource: d.resource, scopes: scopes}
 	}
 	tok, err := g.fetch(ctx)
@@ -58,22 +58,22 @@ func (h *Handler) machineGrant(ctx context.Context, req *http.Request, resp *htt
 	return oauth2.ReuseTokenSource(tok, g), nil
 }
 
-// tokenSource is where a's workload token (TypeWorkloadIdentity) or ID token
-// (TypeEnterprise) is read from.
-func tokenSource(a *Config) grant.Source {
+// tokenSource is where a's workload token (AuthWorkloadIdentity) or ID token
+// (AuthEnterprise) is read from.
+func tokenSource(a *AuthConfig) grant.Source {
 	what := "workload token"
-	if a.Type == TypeEnterprise {
+	if a.Type == AuthEnterprise {
 		what = "ID token"
 	}
 	return grant.Source{File: a.TokenFile, Env: a.TokenEnv, Command: a.TokenCommand, What: what}
 }
 
 // checkAssertionConfig reports what an assertion grant's configuration lacks.
-func checkAssertionConfig(a *Config) error {
+func checkAssertionConfig(a *AuthConfig) error {
 	if err := tokenSource(a).Check(); err != nil {
 		return fmt.Errorf("auth: %s: %w", a.Type, err)
 	}
-	if a.Type == TypeEnterprise {
+	if a.Type == AuthEnterprise {
 		switch {
 		case a.IdPIssuer == "" && a.IdPTokenEndpoint == "":
 			return errors.New("auth: enterprise needs the identity provider: idp_issuer (or idp_token_endpoint)")
@@ -121,7 +121,7 @@ func (g *assertionGrant) fetch(ctx context.Context) (*oauth2.Token, error) {
 		return nil, err
 	}
 	assertion, what := subject, "workload token"
-	if a.Type == TypeEnterprise {
+	if a.Type == AuthEnterprise {
 		assertion, err = g.identityGrant(ctx, subject)
 		what = "identity assertion grant (ID-JAG)"
 	} else {
@@ -196,7 +196,7 @@ func (g *assertionGrant) checkWorkloadToken(tok string) error {
 		return fmt.Errorf("auth: the workload token is %w", err)
 	}
 	if len(c.Audience) > 0 && !grant.HasAudience(c.Audience, g.audiences()...) {
-		return fmt.Errorf("auth: the workload token is for audience %s, not this authorization server (%s); not sending it: have the platform issue it for %s, or set auth.audience if the server accepts another",
+		return fmt.Errorf("auth: the workload token is for audience %s, not this authorization server (%s); not sending it: have the platform issue it for %s, or set sdkauth.audience if the server accepts another",
 			quoteList(c.Audience), grant.Printable(g.d.issuer, 200), grant.Printable(g.audiences()[0], 200))
 	}
 	return nil
