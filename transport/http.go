@@ -146,7 +146,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	var isInit bool
 	var sentToolsList bool
-	_, direct := req.Body.(wire.DirectBody) // a direct call's POST (directhttp.go): nothing to inspect
+	_, direct := req.Body.(wire.DirectBody) // a direct call's POST (internal/wire): nothing to inspect
 	if !direct && (rt.detect || rt.captures) && req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -243,7 +243,7 @@ func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool
 }
 
 // observeCalls records the _meta of go-sdk's server/discover, and answers go-sdk's first
-// tools/call of a call that continues a direct one (InputRequiredError.Continue) with the
+// tools/call of a call that continues a direct one (wire.InputRequiredError.Continue) with the
 // saved result, without sending it: the response it returns is that answer.
 func (rt *roundTripper) observeCalls(req *http.Request, body []byte) *http.Response {
 	discover := rt.env != nil && bytes.Contains(body, []byte(`"`+wire.MethodDiscover+`"`))

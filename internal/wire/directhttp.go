@@ -221,7 +221,7 @@ var errNoResponse = errors.New("request terminated without response")
 // readEvents reads an event stream until the response with the call's ID, handing
 // progress notifications to opts.OnProgress; the stream's other messages (notifications
 // the bridge does not follow; requests, which protocol 2026-07-28 does not allow here) are
-// skipped. Events over the byte budget fail the call with a *BudgetError.
+// skipped. Events over the byte budget fail the call with the connection's Budget overrun error.
 func (c *Client) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOptions) (json.RawMessage, error) {
 	var (
 		result json.RawMessage

@@ -22,7 +22,7 @@ import (
 const (
 	// MethodDiscover is the method whose _meta an Envelope records.
 	MethodDiscover = "server/discover"
-	// ModernProtocol is the first protocol version with the per-request Envelope, on which
+	// ModernProtocol is the first protocol version with the per-request envelope, on which
 	// Streamable HTTP is stateless.
 	ModernProtocol = "2026-07-28"
 	// metaKeyProtocolVersion is the Envelope's version key (mcp.MetaKeyProtocolVersion).

@@ -3,7 +3,7 @@ package wire
 import "bytes"
 
 // Scanning JSON without decoding it: the members of an object and the elements of an
-// array, as raw bytes, checked for structure by skipValue (wire.go). Iterators rather than
+// array, as raw bytes, checked for structure by skipValue (framing.go). Iterators rather than
 // callbacks, so that a caller's locals stay on its stack.
 
 // objectScan walks the members of one JSON object.
