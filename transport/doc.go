@@ -87,18 +87,18 @@
 //
 // # Stability
 //
-// This package is public so that a host can reach one server without the bridge. Its
-// exported names, all of them stable (kept compatible across minor versions once the
-// module is tagged), are these 25:
+// This package is public so that a host can reach one server without the bridge. It
+// exports these 25 names, stable (kept compatible across minor versions once the module is
+// tagged) except where noted:
 //
 //   - [Spec] (its fields ID, Kind, Command, Args, Env, Dir, URL, Headers, Logger,
-//     StderrTailBytes, Grace, MaxFrameBytes and HTTPClient are stable; OAuth, InProcess,
-//     WrapBase and OnCredential serve the bridge and may change in any release);
+//     StderrTailBytes, Grace, MaxFrameBytes and HTTPClient; OAuth, InProcess, WrapBase and
+//     OnCredential serve the bridge and may change in any release);
 //   - [Kind], [KindStdio], [KindHTTP], [KindSSE], [KindInProcess] and [Kinds];
 //   - [Open] and [Conn], with [Conn.Transport], [Conn.TakeTools], [Conn.FallbackToSSE],
-//     [Conn.Stderr], [Conn.Overrun], [Conn.Reached], [Conn.NonProtocolLines],
-//     [Conn.Direct] and [Conn.Close] (Direct's result type is internal: only its presence
-//     is stable);
+//     [Conn.Stderr], [Conn.Overrun], [Conn.Reached], [Conn.NonProtocolLines] and
+//     [Conn.Close]; and [Conn.Direct], which serves the bridge (its result type is
+//     internal) and may change in any release;
 //   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes] and [TagEnv];
 //   - [ErrMessageTooLarge], [ErrFrameTooLarge] and [ErrUsed].
 //
