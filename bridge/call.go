@@ -4,212 +4,204 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
 )
 
-// toolCall is one tool call on its way through call.
+// The call pipeline. Every tool call is one toolCall value that run takes through a fixed
+// list of stages for its origin, then through one exit (finish). This file says what
+// happens on a call; each stage is a function over the call value, here or beside what it
+// works on (named in the list). A new stage (a rate limit, a cache) is one function and one
+// line in the lists below.
+//
+// The origins: a Tool's Handler and Tool.Invoke (OriginHandler), the tools exposing a
+// server's resources and prompts (OriginHandler with exposed set), Server.CallTool
+// (OriginCallTool: raw, by the server's own name, no validation or flattening) and an MCP
+// App's tools/call through Set.Proxy (OriginApp: the raw result as JSON).
+//
+// Before the first stage the call gets its one deadline, set here and nowhere below: the
+// call timeout, or the task timeout when the call may run as an MCP task (taskBounded). It
+// and Close bound every stage, our own work (validation, BeforeCall's wait for a human)
+// like the server's.
+//
+// A model's call is observed from the start, so AfterCall sees an unknown tool or invalid
+// arguments too. A raw or App call is resolved and checked before it is observed: a
+// refused App request is the App's bad request, not a call BeforeCall and AfterCall see.
+// observe, beforeCall and AfterCall do something only when hooks or telemetry watch calls
+// (Options.observed).
+
+// run takes c through its stages and the exit; see the top of this file.
+func (c *toolCall) run(ctx context.Context) error {
+	c.bound(ctx)
+	var err error
+	switch {
+	case c.exposed != nil:
+		err = c.through(
+			observe,          // hooks.go: the span starts, the call is described
+			refuseClosed,     // a closed server refuses every call, before any work of ours
+			exposedArguments, // validate.go: checked against the tool's own schema, decoded
+			beforeCall,       // hooks.go: BeforeCall
+			sendExposed,      // expose.go: the resources/* or prompts/* request
+			flatten,          // package results: the model's text
+		)
+	case c.origin == OriginHandler:
+		err = c.through(
+			observe,
+			refuseClosed,
+			resolveTool,    // the listed tool (users_catalogue.go: the user's own catalogue)
+			modelArguments, // validate.go: {} for none, nulls dropped, inputSchema
+			beforeCall,
+			sendTool,    // session.go: tools/call with redial, _meta, progress, tasks
+			checkOutput, // structuredContent against the outputSchema
+			flatten,
+			appResult, // Options.OnAppResult, for a tool with an MCP App
+		)
+	case c.origin == OriginCallTool:
+		err = c.through(
+			resolveRaw,   // the listed tool, or one that only names it
+			rawArguments, // as given, {} for none
+			observe,
+			refuseClosed,
+			beforeCall,
+			sendTool,
+		)
+	case c.origin == OriginApp:
+		err = c.through(
+			resolveApp,   // proxy.go: listed and visible to apps
+			appArguments, // validate.go: checked like a model's
+			observe,
+			refuseClosed,
+			beforeCall,
+			sendTool,
+			encodeResult, // the raw result as JSON
+		)
+	}
+	if err != nil {
+		err = c.wrap(err)
+	} else {
+		err = c.resultErr
+	}
+	return c.finish(err)
+}
+
+// stage is one step of a call. It reads and fills in c; an error ends the call (see wrap
+// for what a stage returns).
+type stage func(c *toolCall) error
+
+// through runs stages in order until one fails.
+func (c *toolCall) through(stages ...stage) error {
+	for _, st := range stages {
+		if err := st(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toolCall is one tool call on its way through the pipeline: what the caller asked, the
+// bounds, what each stage found and what it produced.
 type toolCall struct {
+	s      *Server
 	origin Origin
 	// textOnly: the caller uses only the text (a Tool's Handler), never the result.
 	textOnly bool
 	remote   string          // the tool's name on the server; "" for an exposed tool
-	args     json.RawMessage // as the caller gave them
-	// A tool exposing the server's resources or prompts (ServerConfig.Expose): what it
-	// does, its model-visible name, its argument schema and its annotations (the Tool's).
-	// nil for the server's own tools.
-	exposed            *exposedTool
-	exposedName        string
-	exposedSchema      *jsonschema.Schema
-	exposedAnnotations *mcp.ToolAnnotations
+	in       json.RawMessage // the arguments as the caller gave them
+	exposed  *exposure       // a tool exposing resources or prompts; nil for the server's own
+
+	// ctx is the call's context: the caller's, bounded by the deadline and Close (bound),
+	// then carrying the span (observe).
+	ctx     context.Context
+	release func() // ends the bound
+	// timeout is the call timeout: it bounds each request of a task-bounded call and is what
+	// "no answer within" quotes. budget is the call's whole time: timeout, or when
+	// taskBounded (the call may run as an MCP task) the longer of it and taskTimeout, which
+	// bounds following a task the server made of the call.
+	timeout, budget, taskTimeout time.Duration
+	taskBounded                  bool
+
+	rt    *remoteTool     // resolve*: the tool; nil for an exposed tool
+	args  json.RawMessage // *Arguments: what is sent; nil while (or when) refused before that
+	input exposedInput    // exposedArguments: an exposed tool's arguments, decoded
+	ob    *callObs        // observe: nil when nothing watches calls
+	res   *mcp.CallToolResult
+	text  string          // flatten: what the model reads; beforeCall: a denial's reason
+	json  json.RawMessage // encodeResult: the result as JSON (an App's call)
+	// resultErr is the tool's own failure the result reports (flatten: a
+	// *results.ToolError): the call's outcome, not a stage's failure, so the stages after
+	// flatten still run.
+	resultErr error
 }
 
-// callResult is what a call produced; each entry point returns its part of it.
-type callResult struct {
-	args json.RawMessage     // the arguments sent; nil when the call was refused before that
-	res  *mcp.CallToolResult // the server's result
-	text string              // what the model reads (Handler, exposed tools), or a denial's reason
-	json json.RawMessage     // the result as JSON (an App's call)
+// bound sets the call's one deadline and Close on ctx (see the top of this file).
+func (c *toolCall) bound(ctx context.Context) {
+	c.timeout = c.s.opts.callTimeout(c.s.cfg)
+	c.budget = c.timeout
+	if c.exposed == nil {
+		c.budget, c.taskBounded = c.s.callBudget(c.remote) // tasks.go
+	}
+	c.taskTimeout = c.s.taskTimeout()
+	c.ctx, c.release = wire.Bound(ctx, c.s.life, c.budget)
 }
 
-// call is the one path of every tool call: a Tool's Handler and Tool.Invoke (OriginHandler),
-// the tools exposing resources and prompts (OriginHandler with c.exposed), Server.CallTool
-// (OriginCallTool: raw, by the server's own name, no validation or flattening) and an MCP
-// App's tools/call through Set.Proxy (OriginApp: the raw result as JSON). Each step is a
-// call into the code that owns it:
-//
-//  1. resolve the tool by its server name (catalogue.go; an App's in proxy.go)
-//  2. check and validate the arguments (validate.go, internal/schemaguard)
-//  3. observe: the call timeout and Close bound what follows, the span starts (hooks.go, otel.go)
-//  4. BeforeCall (hooks.go)
-//  5. send: tools/call on the live session, directly or through go-sdk, with redial,
-//     _meta and progress (session.go), or an exposed tool's request (expose.go)
-//  6. check structuredContent against the outputSchema (internal/schemaguard)
-//  7. flatten the result into the model's text (package results), or encode it for an App
-//  8. OnAppResult (an MCP App tool called by the model)
-//  9. AfterCall with the outcome, and the span's end (hooks.go, otel.go)
-//
-// A raw or App call is resolved and checked before it is observed: a refused App request is
-// the App's bad request, not a call BeforeCall and AfterCall see. A model's call is observed
-// from the start, so AfterCall sees an unknown tool or invalid arguments too. Steps 3, 4
-// and 9 run only when hooks or telemetry watch calls (Options.observed).
-func (s *Server) call(ctx context.Context, c *toolCall) (r callResult, err error) {
-	// 1, 2 (raw and App calls). Resolve and check.
-	var rt *remoteTool
-	switch c.origin {
-	case OriginCallTool:
-		rt = s.rawTool(c.remote) // a tool not listed (filtered, or new) is still sent
-		if len(c.args) == 0 {
-			c.args = json.RawMessage(`{}`)
-		}
-	case OriginApp:
-		if rt, c.args, err = s.appTool(ctx, c.remote, c.args); err != nil {
-			return r, err
-		}
+// finish is the one exit of every call, success or failure: the server's text in an error
+// (a tool's error, a JSON-RPC error) may quote a secret it was sent, so it is masked before
+// the caller and AfterCall see it (secrets.go), with the text the caller gets beside it;
+// the bound ends; the outcome is classified and reported to the span, the metrics and
+// AfterCall (hooks.go).
+func (c *toolCall) finish(err error) error {
+	err = c.s.secrets.maskCall(c.ctx, err, &c.text)
+	c.release()
+	if c.ob != nil {
+		size, isError := c.outcome()
+		c.ob.end(c.ctx, size, isError, err)
 	}
-
-	// 3. Observe; 9. AfterCall when the call returns. The observed ctx is bounded by the
-	// call timeout and by Close, and so is a model's call from its argument stage on: send
-	// need not bound it again (one deadline per call).
-	var ob *callObs
-	bounded := false
-	if s.opts.observed() {
-		var octx context.Context
-		octx, ob = s.observe(ctx, c.origin, c.method(), c.remote, c.args)
-		ctx = octx
-		// A call that may run as an MCP task is bounded by the task timeout: send bounds
-		// each of its requests by the call timeout.
-		bounded = ob.budget == s.opts.callTimeout(s.cfg)
-		if c.exposed != nil {
-			ob.call.Tool, ob.call.Annotations = c.exposedName, c.exposedAnnotations
-		}
-		defer func() {
-			size, isError := r.outcome(c.origin)
-			ob.end(octx, size, isError, err)
-		}()
-	}
-	// The server's text in an error (a tool's error, a JSON-RPC error) may quote a secret
-	// it was sent: masked before the caller and AfterCall see it (secrets.go).
-	defer func() { err = s.secrets.maskCall(ctx, err, &r.text) }()
-
-	// A closed server refuses every call as closed, before any work of ours.
-	if s.life.Err() != nil {
-		return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", c.label(), errServerClosed)}
-	}
-
-	// 1, 2 (a model's calls). Resolve and check.
-	var label string
-	var in exposedInput
-	switch {
-	case c.exposed != nil:
-		label = fmt.Sprintf("tool %q", c.exposed.stem)
-		var a json.RawMessage
-		if a, in, err = exposedArgs(c); err != nil {
-			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
-		}
-		r.args = a
-	case c.origin == OriginHandler:
-		if rt, err = s.listedTool(ctx, c.remote); err != nil { // users_catalogue.go
-			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
-		}
-		label = rt.label
-		// Our own work (validation) counts against the call's deadline like the server's,
-		// and Close ends the call from here on, as it would in send (wire.Bound: the
-		// direct path waits on the bounds without merging them into a context).
-		budget := s.callBudget(c.remote) // the call timeout, or the task timeout (tasks.go)
-		if !bounded && ob == nil {
-			var release func()
-			ctx, release = wire.Bound(ctx, s.life, budget)
-			defer release()
-			bounded = budget == s.opts.callTimeout(s.cfg)
-		}
-		a, err := s.modelArgs(ctx, rt, c.args)
-		if err != nil {
-			if s.life.Err() != nil {
-				// Closed meanwhile: our own work (a schema compiled on first use) saw the
-				// cancelled context; the call's outcome is that the server is closed.
-				err = errServerClosed
-			}
-			return r, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", label, err)}
-		}
-		r.args = a
-	default:
-		label = rt.label
-		r.args = c.args
-	}
-
-	// 4. BeforeCall.
-	if ob != nil {
-		if c.exposed != nil {
-			ob.call.RemoteName = in.Name // the prompt, for prompts/get
-			ob.describe(nil, r.args)
-			ob.span.target(c.exposed.method, in.Name, in.URI)
-		} else {
-			ob.describe(rt, r.args)
-		}
-		if err = ob.before(ctx, label); err != nil {
-			if d, ok := err.(*DeniedError); ok && c.origin == OriginHandler {
-				r.text = d.Error() // what the model reads
-			}
-			return r, err
-		}
-	}
-
-	// 5. Send.
-	if c.exposed != nil {
-		r.res, err = s.sendExposed(ctx, c.exposed, in)
-	} else {
-		// A Handler uses only the text, read once from the result: the result's _meta may
-		// be the connection's shared copy, unless a hook or OnAppResult sees the result.
-		shared := c.textOnly && ob == nil && (rt.ui.ResourceURI == "" || s.opts.OnAppResult == nil)
-		r.res, err = s.send(ctx, rt, r.args, bounded, shared)
-	}
-	if err != nil {
-		return r, err
-	}
-
-	switch {
-	case c.exposed != nil:
-		// 7. Flatten.
-		r.text, err = results.Flatten(r.res, &results.Options{MaxBytes: s.opts.MaxResultBytes})
-	case c.origin == OriginHandler:
-		// 6. Check the output.
-		if rt.outValidator != nil && r.res.StructuredContent != nil && !r.res.IsError {
-			if err := rt.outValidator.CheckOutput(ctx, r.res.StructuredContent, s.log, rt.name); err != nil {
-				s.schemaBroken(rt.name, "outputSchema", err)
-			}
-		}
-		// 7. Flatten.
-		app := rt.ui.ResourceURI != ""
-		r.text, err = results.Flatten(r.res, &results.Options{MaxBytes: s.opts.MaxResultBytes, App: app})
-		// 8. OnAppResult.
-		if app && s.opts.OnAppResult != nil {
-			s.opts.OnAppResult(ctx, apps.Activity{
-				Result:      r.res,
-				ResourceURI: rt.ui.ResourceURI,
-				ServerHash:  s.Hash(),
-				ServerID:    s.cfg.ID,
-				ToolInput:   r.args,
-			})
-		}
-	case c.origin == OriginApp:
-		// 7. Encode.
-		if r.json = marshalNoEscape(r.res); r.json == nil {
-			err = fmt.Errorf("server %q: %s: the result could not be encoded", s.ID(), apps.MethodToolsCall)
-		}
-	}
-	return r, err
+	return err
 }
+
+// wrap gives a stage's error the call's context: a *ServerError naming the server, the
+// phase and the tool. What already is the caller's answer passes as it is: a *ServerError
+// (made below send, or by BeforeCall's wait), a denial, a failing BeforeCall, and what a
+// stage marks final (send's errors, an App's refusal). named is an error that names the
+// tool already (the catalogue's).
+func (c *toolCall) wrap(err error) error {
+	switch e := err.(type) {
+	case final:
+		return e.error
+	case named:
+		return &ServerError{Server: c.s.cfg.ID, Phase: PhaseCall, Err: e.error}
+	case *ServerError, *DeniedError, *hookError:
+		return err
+	}
+	return &ServerError{Server: c.s.cfg.ID, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", c.label(), err)}
+}
+
+// final marks a stage's error that is the caller's answer as it is (see wrap).
+type final struct{ error }
+
+// finalErr is err marked final, or nil.
+func finalErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return final{err}
+}
+
+// named marks a stage's error that names the tool already (see wrap).
+type named struct{ error }
 
 // label names the call's tool in errors: `tool "<name>"`.
 func (c *toolCall) label() string {
-	if c.exposed != nil {
-		return fmt.Sprintf("tool %q", c.exposed.stem)
+	switch {
+	case c.exposed != nil:
+		return fmt.Sprintf("tool %q", c.exposed.tool.stem)
+	case c.rt != nil:
+		return c.rt.label
 	}
 	return fmt.Sprintf("tool %q", c.remote)
 }
@@ -217,40 +209,157 @@ func (c *toolCall) label() string {
 // method is the MCP method the call makes.
 func (c *toolCall) method() string {
 	if c.exposed != nil {
-		return c.exposed.method
+		return c.exposed.tool.method
 	}
 	return "tools/call"
 }
 
-// outcome is what AfterCall learns of r: the size of what the caller got (CallEnd.ResultBytes)
-// and whether a raw result reports the tool's own failure.
-func (r *callResult) outcome(o Origin) (size int, isError bool) {
-	switch o {
+// outcome is what AfterCall learns of the call: the size of what the caller got
+// (CallEnd.ResultBytes) and whether a raw result reports the tool's own failure.
+func (c *toolCall) outcome() (size int, isError bool) {
+	switch c.origin {
 	case OriginCallTool:
-		return resultSize(r.res), r.res != nil && r.res.IsError
+		return resultSize(c.res), c.res != nil && c.res.IsError
 	case OriginApp:
-		return len(r.json), r.res != nil && r.res.IsError
+		return len(c.json), c.res != nil && c.res.IsError
 	}
-	return len(r.text), false
+	return len(c.text), false
 }
+
+// The stages of this file; the others are beside what they work on.
+
+// refuseClosed refuses every call of a closed server as closed, before any work of ours.
+func refuseClosed(c *toolCall) error {
+	if c.s.life.Err() != nil {
+		return errServerClosed
+	}
+	return nil
+}
+
+// resolveTool finds a model's tool by its server name among the listed ones.
+func resolveTool(c *toolCall) error {
+	rt, err := c.s.listedTool(c.ctx, c.remote) // users_catalogue.go
+	if err != nil {
+		return named{err}
+	}
+	c.rt = rt
+	return nil
+}
+
+// resolveRaw is a raw call's tool: the listed one, or for a tool not listed (filtered, or
+// new) one that only names it, so that it is still sent.
+func resolveRaw(c *toolCall) error {
+	c.rt = c.s.rawTool(c.remote)
+	return nil
+}
+
+// rawArguments sends a raw call's arguments as given, {} for none.
+func rawArguments(c *toolCall) error {
+	c.args = c.in
+	if len(c.args) == 0 {
+		c.args = json.RawMessage(`{}`)
+	}
+	return nil
+}
+
+// sendTool is the tools/call on the live session (session.go: redial and retry rules,
+// _meta and the trace context, progress, a task the server makes of it), within the call's
+// deadline.
+func sendTool(c *toolCall) error {
+	// A Handler uses only the text, read once from the result: the result's _meta may be
+	// the connection's shared copy, unless a hook or OnAppResult sees the result.
+	shared := c.textOnly && c.ob == nil && (c.rt.ui.ResourceURI == "" || c.s.opts.OnAppResult == nil)
+	var err error
+	c.res, err = c.s.send(c.ctx, c.rt, c.args, sendOptions{
+		timeout:     c.timeout,
+		taskBounded: c.taskBounded,
+		taskTimeout: c.taskTimeout,
+		shared:      shared,
+	})
+	return finalErr(err)
+}
+
+// sendOptions is how the send stage asks session.go's send for one tools/call. ctx always
+// carries the call's deadline and Close: send bounds it no further, except that each
+// request of a taskBounded call is bounded by timeout.
+type sendOptions struct {
+	// timeout is the call timeout: the bound of each request of a taskBounded call and the
+	// figure "no answer within" quotes.
+	timeout time.Duration
+	// taskBounded: the call may run as an MCP task, and ctx's deadline is the task's.
+	taskBounded bool
+	// taskTimeout bounds following a task the server created instead of answering.
+	taskTimeout time.Duration
+	// shared: only the result's text is used (wire.CallOptions.SharedMeta).
+	shared bool
+}
+
+// checkOutput checks a model's result's structuredContent against the tool's
+// outputSchema; a schema found not to compile is reported (validate.go), the result is
+// passed on either way.
+func checkOutput(c *toolCall) error {
+	rt := c.rt
+	if rt.outValidator != nil && c.res.StructuredContent != nil && !c.res.IsError {
+		if err := rt.outValidator.CheckOutput(c.ctx, c.res.StructuredContent, c.s.log, rt.name); err != nil {
+			schemaBroken(c.s, rt.name, "outputSchema", err)
+		}
+	}
+	return nil
+}
+
+// flatten turns the result into the model's text (package results); a result reporting
+// the tool's failure is the call's outcome (resultErr).
+func flatten(c *toolCall) error {
+	app := c.rt != nil && c.rt.ui.ResourceURI != ""
+	c.text, c.resultErr = results.Flatten(c.res, &results.Options{MaxBytes: c.s.opts.MaxResultBytes, App: app})
+	return nil
+}
+
+// appResult passes the result of a tool with an MCP App to Options.OnAppResult.
+func appResult(c *toolCall) error {
+	if c.rt.ui.ResourceURI == "" || c.s.opts.OnAppResult == nil {
+		return nil
+	}
+	c.s.opts.OnAppResult(c.ctx, apps.Activity{
+		Result:      c.res,
+		ResourceURI: c.rt.ui.ResourceURI,
+		ServerHash:  c.s.Hash(),
+		ServerID:    c.s.cfg.ID,
+		ToolInput:   c.args,
+	})
+	return nil
+}
+
+// encodeResult encodes an App's result as JSON.
+func encodeResult(c *toolCall) error {
+	if c.json = marshalNoEscape(c.res); c.json == nil {
+		return final{fmt.Errorf("server %q: %s: the result could not be encoded", c.s.ID(), apps.MethodToolsCall)}
+	}
+	return nil
+}
+
+// The entry points.
 
 // handle is a Tool's Handler: a model's call of the server's tool remote, of which the
 // caller gets only the text.
-func (s *Server) handle(ctx context.Context, remote string, args json.RawMessage) (string, error) {
-	r, err := s.call(ctx, &toolCall{origin: OriginHandler, textOnly: true, remote: remote, args: args})
-	return r.text, err
+func handle(ctx context.Context, s *Server, remote string, args json.RawMessage) (string, error) {
+	c := &toolCall{s: s, origin: OriginHandler, textOnly: true, remote: remote, in: args}
+	err := c.run(ctx)
+	return c.text, err
 }
 
 // invoke is a model's call of the server's tool remote: Tool.Invoke.
-func (s *Server) invoke(ctx context.Context, remote string, args json.RawMessage) (Invocation, error) {
-	r, err := s.call(ctx, &toolCall{origin: OriginHandler, remote: remote, args: args})
-	return Invocation{Args: r.args, Result: r.res, Text: r.text}, err
+func invoke(ctx context.Context, s *Server, remote string, args json.RawMessage) (Invocation, error) {
+	c := &toolCall{s: s, origin: OriginHandler, remote: remote, in: args}
+	err := c.run(ctx)
+	return Invocation{Args: c.args, Result: c.res, Text: c.text}, err
 }
 
 // CallTool calls the server's tool `name` (its own name, not the model-visible one) with args
 // as given (nil means {}), and returns the raw result: no validation, no flattening. A result
 // with IsError is not a Go error. Timeouts and redials work as for a Handler.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	r, err := s.call(ctx, &toolCall{origin: OriginCallTool, remote: name, args: args})
-	return r.res, err
+	c := &toolCall{s: s, origin: OriginCallTool, remote: name, in: args}
+	err := c.run(ctx)
+	return c.res, err
 }

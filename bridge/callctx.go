@@ -49,13 +49,13 @@ func callMeta(ctx context.Context) map[string]any {
 }
 
 // requestMeta returns the _meta for a request made under ctx: WithCallMeta's entries and,
-// only while a tracer provider is installed, the trace context of ctx's span and its
+// only while tel has a tracer provider installed, the trace context of ctx's span and its
 // baggage. Without one, nothing of ctx's trace context or baggage (which may hold personal
 // data) leaves the process. nil when there is nothing (the common case, which allocates
 // nothing).
-func (s *Server) requestMeta(ctx context.Context) map[string]any {
+func requestMeta(ctx context.Context, tel *telemetry) map[string]any {
 	user := callMeta(ctx)
-	tracing := s.opts.tel.tracing()
+	tracing := tel.tracing()
 	if user == nil && !tracing {
 		return nil
 	}
@@ -66,5 +66,5 @@ func (s *Server) requestMeta(ctx context.Context) map[string]any {
 	if !tracing {
 		return meta
 	}
-	return s.opts.tel.inject(ctx, meta)
+	return tel.inject(ctx, meta)
 }

@@ -225,11 +225,11 @@ func (s *Server) convert(ctx context.Context, caps taskCaps, tools []*mcp.Tool, 
 		}
 		if !s.opts.DisableValidation {
 			var p string
-			if rt.validator, p = s.schema(ctx, schema, "inputSchema"); p != "" {
+			if rt.validator, p = schemaOf(ctx, s, schema, "inputSchema"); p != "" {
 				problem(t.Name, p, false)
 			}
 			if len(parts.OutputSchema) > 0 {
-				if rt.outValidator, p = s.schema(ctx, parts.OutputSchema, "outputSchema"); p != "" {
+				if rt.outValidator, p = schemaOf(ctx, s, parts.OutputSchema, "outputSchema"); p != "" {
 					problem(t.Name, p, false)
 				}
 			}
@@ -346,7 +346,7 @@ func sameTool(a, b *remoteTool) bool {
 // build names the server's model-visible tools with n (in listing order), keeps them as the
 // server's tools, logs renames and returns the tools.
 func (s *Server) build(n *namer) Tools {
-	caps := s.serverCaps() // before catMu: lock order
+	caps := serverCaps(s) // before catMu: lock order
 	var later logLater
 	defer later.flush()
 	s.catMu.Lock()
@@ -366,7 +366,7 @@ func (s *Server) build(n *namer) Tools {
 		}
 		tools = append(tools, s.tool(name, rt))
 	}
-	tools = append(tools, s.exposed(n, caps, &later)...)
+	tools = append(tools, exposedOf(s, n, caps, &later)...)
 	s.tools = tools
 	s.status.Renamed = renamed
 	return tools
@@ -390,7 +390,7 @@ func (s *Server) tool(name string, rt *remoteTool) Tool {
 	}
 	remote := rt.name
 	t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
-		return s.handle(ctx, remote, args)
+		return handle(ctx, s, remote, args)
 	}
 	return t
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
@@ -36,6 +37,16 @@ type exposedTool struct {
 	stem, method, what, desc, schema string
 }
 
+// exposure is what a call of a tool exposing resources or prompts needs: what the tool
+// does, its model-visible name, its compiled argument schema and its annotations (the
+// Tool's). Made once per listing.
+type exposure struct {
+	tool        *exposedTool
+	name        string
+	schema      *jsonschema.Schema
+	annotations *mcp.ToolAnnotations
+}
+
 // exposedTools returns the synthesized tools, by what they expose, in the order they are
 // offered.
 func exposedTools() []exposedTool {
@@ -56,7 +67,7 @@ func exposedTools() []exposedTool {
 }
 
 // serverCaps returns the capabilities the live session's server announced, or nil.
-func (s *Server) serverCaps() *mcp.ServerCapabilities {
+func serverCaps(s *Server) *mcp.ServerCapabilities {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
@@ -69,11 +80,11 @@ func (s *Server) serverCaps() *mcp.ServerCapabilities {
 	return nil
 }
 
-// exposed builds the synthesized tools ServerConfig.Expose asks for, named with n and always
-// prefixed (Prefix, else the server ID) so the model can tell servers apart. caps are the
-// server's capabilities (nil: unknown); what it does not offer is a problem, not a tool.
+// exposedOf builds the synthesized tools ServerConfig.Expose of s asks for, named with n and
+// always prefixed (Prefix, else the server ID) so the model can tell servers apart. caps are
+// the server's capabilities (nil: unknown); what it does not offer is a problem, not a tool.
 // The caller holds catMu; what is to be logged goes to later.
-func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities, later *logLater) Tools {
+func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLater) Tools {
 	if len(s.cfg.Expose) == 0 {
 		return nil
 	}
@@ -111,9 +122,11 @@ func (s *Server) exposed(n *namer, caps *mcp.ServerCapabilities, later *logLater
 			Annotations: ann,
 			exposed:     true,
 		}
+		ex := &exposure{tool: &et, name: name, schema: sch, annotations: ann}
 		t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
-			r, err := s.call(ctx, &toolCall{origin: OriginHandler, args: args, exposed: &et, exposedName: name, exposedSchema: sch, exposedAnnotations: ann})
-			return r.text, err
+			c := &toolCall{s: s, origin: OriginHandler, in: args, exposed: ex}
+			err := c.run(ctx)
+			return c.text, err
 		}
 		tools = append(tools, t)
 	}
@@ -130,16 +143,18 @@ type exposedInput struct {
 	Arguments map[string]string `json:"arguments"`
 }
 
-// sendExposed is the send step of a tool exposing resources or prompts (see call): its
+// sendExposed is the send stage of a tool exposing resources or prompts (see call.go): its
 // request made with redial (all four are read-only, so a request lost with its session is
-// sent again), the answer as a tool result the results package flattens.
-func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInput) (*mcp.CallToolResult, error) {
+// sent again) within the call's deadline, the answer as a tool result the results package
+// flattens.
+func sendExposed(c *toolCall) error {
+	s, ctx, in := c.s, c.ctx, c.input
 	var err error
 	var res *mcp.CallToolResult
-	switch et.method {
+	switch c.exposed.tool.method {
 	case "resources/list":
-		err = s.do(ctx, PhaseListResources, "resources/list", true, func(ctx context.Context, sess *session) error {
-			r, err := sess.cs.ListResources(ctx, &mcp.ListResourcesParams{Meta: s.requestMeta(ctx), Cursor: in.Cursor})
+		err = s.doBounded(ctx, true, PhaseListResources, "resources/list", true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.ListResources(ctx, &mcp.ListResourcesParams{Meta: requestMeta(ctx, s.opts.tel), Cursor: in.Cursor})
 			if err != nil {
 				return err
 			}
@@ -147,7 +162,7 @@ func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInp
 			if in.Cursor == "" && sess.cs.InitializeResult().Capabilities.Resources != nil {
 				// Templates are listed once, with the first page; a server without them may
 				// answer "method not found".
-				if tr, err := sess.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Meta: s.requestMeta(ctx)}); err == nil && len(tr.ResourceTemplates) > 0 {
+				if tr, err := sess.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Meta: requestMeta(ctx, s.opts.tel)}); err == nil && len(tr.ResourceTemplates) > 0 {
 					out["resourceTemplates"] = tr.ResourceTemplates
 				}
 			}
@@ -158,8 +173,8 @@ func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInp
 			return nil
 		})
 	case "resources/read":
-		err = s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", in.URI), true, func(ctx context.Context, sess *session) error {
-			r, err := sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.requestMeta(ctx), URI: in.URI})
+		err = s.doBounded(ctx, true, PhaseRead, fmt.Sprintf("resource %q", in.URI), true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: requestMeta(ctx, s.opts.tel), URI: in.URI})
 			if err != nil {
 				return err
 			}
@@ -172,8 +187,8 @@ func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInp
 			return nil
 		})
 	case "prompts/list":
-		err = s.do(ctx, PhaseListPrompts, "prompts/list", true, func(ctx context.Context, sess *session) error {
-			r, err := sess.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Meta: s.requestMeta(ctx), Cursor: in.Cursor})
+		err = s.doBounded(ctx, true, PhaseListPrompts, "prompts/list", true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Meta: requestMeta(ctx, s.opts.tel), Cursor: in.Cursor})
 			if err != nil {
 				return err
 			}
@@ -185,8 +200,8 @@ func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInp
 			return nil
 		})
 	case "prompts/get":
-		err = s.do(ctx, PhaseGetPrompt, fmt.Sprintf("prompt %q", in.Name), true, func(ctx context.Context, sess *session) error {
-			r, err := sess.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.requestMeta(ctx), Name: in.Name, Arguments: in.Arguments})
+		err = s.doBounded(ctx, true, PhaseGetPrompt, fmt.Sprintf("prompt %q", in.Name), true, func(ctx context.Context, sess *session) error {
+			r, err := sess.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: requestMeta(ctx, s.opts.tel), Name: in.Name, Arguments: in.Arguments})
 			if err != nil {
 				return err
 			}
@@ -194,7 +209,8 @@ func (s *Server) sendExposed(ctx context.Context, et *exposedTool, in exposedInp
 			return nil
 		})
 	}
-	return res, err
+	c.res = res
+	return finalErr(err)
 }
 
 // promptResult turns a prompt's messages into content blocks the results package flattens:

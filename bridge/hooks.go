@@ -140,24 +140,35 @@ func (o *options) observed() bool {
 
 // callObs follows one observed call: its description, its start, its span.
 type callObs struct {
-	s      *Server
-	call   Call
-	start  time.Time
-	span   *callSpan // nil without tracing or metrics
-	cancel context.CancelFunc
-	budget time.Duration // the deadline observe set: the call timeout, or the task timeout (tasks.go)
+	s     *Server
+	call  Call
+	start time.Time
+	span  *callSpan // nil without tracing or metrics
 }
 
-// observe starts following a call. The returned ctx is bounded by the call timeout (the
-// task timeout for a call that may run as an MCP task; ob.budget says which) and by Close,
-// so BeforeCall's wait for a human counts against it; end must be called.
-func (s *Server) observe(ctx context.Context, origin Origin, method, remote string, args json.RawMessage) (context.Context, *callObs) {
+// observe is the stage that starts following a call when hooks or telemetry watch calls:
+// its description (what the caller asked, filled in by beforeCall) and its span. The
+// call's deadline is already set (call.go), so BeforeCall's wait for a human counts against
+// it.
+func observe(c *toolCall) error {
+	if !c.s.opts.observed() {
+		return nil
+	}
+	args := c.args
+	if args == nil {
+		args = c.in // a model's call is observed before its arguments are checked
+	}
+	c.ctx, c.ob = observeCall(c.ctx, c.s, c.origin, c.method(), c.remote, args)
+	if c.exposed != nil {
+		c.ob.call.Tool, c.ob.call.Annotations = c.exposed.name, c.exposed.annotations
+	}
+	return nil
+}
+
+// observeCall starts following a call under ctx (already bounded by the caller); end must
+// be called.
+func observeCall(ctx context.Context, s *Server, origin Origin, method, remote string, args json.RawMessage) (context.Context, *callObs) {
 	ob := &callObs{s: s, start: time.Now(), call: Call{Origin: origin, Method: method, RemoteName: remote, Server: s, Args: args}}
-	ob.budget = s.callBudget(remote)
-	ctx, ob.cancel = context.WithTimeout(ctx, ob.budget)
-	stop := context.AfterFunc(s.life, ob.cancel)
-	cancel := ob.cancel
-	ob.cancel = func() { stop(); cancel() }
 	ctx, ob.span = s.opts.tel.startCall(ctx, s, &ob.call)
 	return ctx, ob
 }
@@ -169,9 +180,29 @@ func (ob *callObs) describe(rt *remoteTool, args json.RawMessage) {
 		ob.call.Annotations = rt.tool.Annotations
 	}
 	if ob.call.Tool == "" && ob.call.Method == "tools/call" {
-		ob.call.Tool = ob.s.modelName(ob.call.RemoteName)
+		ob.call.Tool = modelName(ob.s, ob.call.RemoteName)
 	}
 	ob.call.Args = args
+}
+
+// beforeCall is the stage that describes an observed call and runs BeforeCall; a model
+// reads a denial's reason as the call's text.
+func beforeCall(c *toolCall) error {
+	if c.ob == nil {
+		return nil
+	}
+	if c.exposed != nil {
+		c.ob.call.RemoteName = c.input.Name // the prompt, for prompts/get
+		c.ob.describe(nil, c.args)
+		c.ob.span.target(c.exposed.tool.method, c.input.Name, c.input.URI)
+	} else {
+		c.ob.describe(c.rt, c.args)
+	}
+	err := c.ob.before(c.ctx, c.label())
+	if d, ok := err.(*DeniedError); ok && c.origin == OriginHandler {
+		c.text = d.Error() // what the model reads
+	}
+	return err
 }
 
 // before runs BeforeCall. It returns nil to go ahead, a *DeniedError for a denial, or the
@@ -215,10 +246,10 @@ type hookError struct{ *ServerError }
 
 func (e *hookError) Unwrap() error { return e.ServerError }
 
-// end reports the outcome to the span, the metrics and AfterCall. isError says a raw
-// result (Server.CallTool, an App's call) reports the tool's own failure.
+// end reports the outcome to the span, the metrics and AfterCall, after the caller ended
+// the call's bound. isError says a raw result (Server.CallTool, an App's call) reports the
+// tool's own failure.
 func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err error) {
-	ob.cancel()
 	end := CallEnd{
 		Duration:    time.Since(ob.start),
 		ArgsBytes:   len(ob.call.Args),
@@ -238,7 +269,7 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	ob.s.opts.tel.endCall(ob.span, &ob.call, &end)
 	if h := ob.s.opts.AfterCall; h != nil {
 		// A live context: the call's values (its span, per-call headers) without its
-		// cancellation, which has just happened, bounded by the call timeout like BeforeCall.
+		// cancellation (the call's bound has just ended), bounded by the call timeout like BeforeCall.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ob.s.opts.callTimeout(ob.s.cfg))
 		defer cancel()
 		h(actx, &ob.call, &end)
@@ -320,7 +351,7 @@ func sdkLocal(je *jsonrpc.Error) bool {
 }
 
 // modelName returns the model-visible name of the server's tool remote, or "".
-func (s *Server) modelName(remote string) string {
+func modelName(s *Server, remote string) string {
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	for _, t := range s.tools {

@@ -32,5 +32,5 @@ func (t Tool) Invoke(ctx context.Context, args json.RawMessage) (Invocation, err
 		text, err := t.Handler(ctx, args)
 		return Invocation{Text: text}, err
 	}
-	return t.Server.invoke(ctx, t.RemoteName, args)
+	return invoke(ctx, t.Server, t.RemoteName, args)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 )
 
-// proxy serves one validated App request on this server; see Set.Proxy.
-func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessage, error) {
+// proxy serves one validated App request on server s; see Set.Proxy.
+func proxy(ctx context.Context, s *Server, req apps.ProxyRequest) (json.RawMessage, error) {
 	params := req.Params
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
@@ -24,12 +24,13 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(params, &p) // shape checked by ValidateRequest
-		r, err := s.call(ctx, &toolCall{origin: OriginApp, remote: p.Name, args: p.Arguments})
+		c := &toolCall{s: s, origin: OriginApp, remote: p.Name, in: p.Arguments}
+		err := c.run(ctx)
 		var d *DeniedError
 		if errors.As(err, &d) {
 			return nil, fmt.Errorf("%w: %w", apps.ErrToolNotAllowed, d)
 		}
-		return r.json, err
+		return c.json, err
 	case apps.MethodResourcesRead:
 		var p struct {
 			URI string `json:"uri"`
@@ -67,25 +68,21 @@ func (s *Server) proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMess
 	return out, nil
 }
 
-// appTool is the resolve and argument steps of an App's tools/call (see call): the tool must
-// be listed and visible to apps (else apps.ErrToolNotAllowed: HTTP 403), its arguments are
-// checked like a model's (else apps.ErrBadRequest: HTTP 400).
-func (s *Server) appTool(ctx context.Context, name string, args json.RawMessage) (*remoteTool, json.RawMessage, error) {
-	rt, err := s.listedTool(ctx, name) // the user's catalogue on a per-user one (users_catalogue.go)
-	if errors.Is(err, ErrUnknownTool) || errors.Is(err, ErrToolGone) {
-		return nil, nil, fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), name)
+// resolveApp is the resolve stage of an App's tools/call (see call.go): the tool must be
+// listed and visible to apps, else apps.ErrToolNotAllowed (HTTP 403).
+func resolveApp(c *toolCall) error {
+	s, name := c.s, c.remote
+	rt, err := s.listedTool(c.ctx, name) // the user's catalogue on a per-user one (users_catalogue.go)
+	switch {
+	case errors.Is(err, ErrUnknownTool) || errors.Is(err, ErrToolGone):
+		return final{fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), name)}
+	case err != nil:
+		return named{err}
+	case !rt.ui.AppCallable():
+		return final{fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, name, s.ID())}
 	}
-	if err != nil {
-		return nil, nil, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
-	}
-	if !rt.ui.AppCallable() {
-		return nil, nil, fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, name, s.ID())
-	}
-	a, err := s.appArgs(ctx, rt, args)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", apps.ErrBadRequest, err)
-	}
-	return rt, a, nil
+	c.rt = rt
+	return nil
 }
 
 // maxLoggedAppData is how much of an App's notifications/message data is logged.

@@ -21,7 +21,7 @@ func TestSchemaBrokenOnFirstUseIsReported(t *testing.T) {
 	expired, cancel := context.WithCancel(context.Background())
 	cancel() // the listing's deadline had passed
 	s.schemas.Begin()
-	v, problem := s.schema(expired, json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`), "inputSchema")
+	v, problem := schemaOf(expired, s, json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`), "inputSchema")
 	s.schemas.End()
 	if v == nil || problem != "" {
 		t.Fatalf("schema = %v, %q; want a validator compiled on first use", v, problem)
@@ -29,7 +29,7 @@ func TestSchemaBrokenOnFirstUseIsReported(t *testing.T) {
 	rt := newRemoteTool(&mcp.Tool{Name: "t"})
 	rt.validator = v
 	for range 3 {
-		if err := s.validateArgs(context.Background(), rt, json.RawMessage(`{"a":"x"}`)); err != nil {
+		if err := validateArgs(context.Background(), s, rt, json.RawMessage(`{"a":"x"}`)); err != nil {
 			t.Fatalf("validateArgs = %v, want the call to go ahead unvalidated", err)
 		}
 	}

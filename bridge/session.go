@@ -100,20 +100,20 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 	}
 }
 
-// send is a call's tools/call on the live session (see do: redial, retry rules, the call
-// timeout and Close), with WithCallMeta's _meta and the trace context, the session in the
-// span, and a progress token when the caller asked for progress. bounded says ctx is
-// already bounded by the call timeout and Close (see doBounded); shared says only the
-// result's text is used (wire.CallOptions.SharedMeta).
-func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, bounded, shared bool) (*mcp.CallToolResult, error) {
+// send is a call's tools/call on the live session (see do: redial, retry rules), with
+// WithCallMeta's _meta and the trace context, the session in the span, and a progress
+// token when the caller asked for progress. ctx carries the call's deadline and Close (set
+// once, call.go); each request of a task-bounded call is bounded by o.timeout within it
+// (see sendOptions).
+func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, o sendOptions) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)
-	err := s.doBounded(s.markToolsCall(ctx, rt), bounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
+	err := s.doWithin(s.markToolsCall(ctx, rt), o.timeout, !o.taskBounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return ErrToolGone
 		}
 		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
-		if meta := s.requestMeta(ctx); meta != nil {
+		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
 			params.Meta = meta
 		}
 		sessionStarted(ctx, sess.cs.ID())
@@ -123,11 +123,11 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 			params.SetProgressToken(tok)
 		}
 		var err error
-		res, task, err = s.sendCall(ctx, sess, rt, params, false, shared)
+		res, task, err = s.sendCall(ctx, sess, rt, params, false, o.shared)
 		return err
 	})
 	if err == nil && task != nil {
-		return s.runTask(ctx, task)
+		return s.runTask(ctx, task, o.taskTimeout)
 	}
 	return res, err
 }

@@ -243,7 +243,7 @@ func (set *Set) Proxy(ctx context.Context, req apps.ProxyRequest) (json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	return s.proxy(ctx, req)
+	return proxy(ctx, s, req)
 }
 
 // ProxyHandler returns an http.Handler serving Proxy as JSON over POST (see apps.NewHandler).

@@ -202,11 +202,11 @@ func (r *taskRun) observe(ctx context.Context, st taskState) {
 	}
 }
 
-// runTask follows run to its end and returns the tool's result. It is bounded by the task
-// timeout (and ctx, and Close); when it gives up on a task that has not ended, it cancels
-// the task on the server.
-func (s *Server) runTask(ctx context.Context, run *taskRun) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.taskTimeout())
+// runTask follows run to its end and returns the tool's result. It is bounded by timeout,
+// the task timeout (and ctx, and Close); when it gives up on a task that has not ended, it
+// cancels the task on the server.
+func (s *Server) runTask(ctx context.Context, run *taskRun, timeout time.Duration) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
@@ -233,7 +233,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun) (*mcp.CallToolResult
 		run.cancelQuietly(ctx)
 	}
 	if ctx.Err() != nil {
-		return nil, s.requestErr(ctx, PhaseCall, run.label, s.taskTimeout(), err)
+		return nil, s.requestErr(ctx, PhaseCall, run.label, timeout, err)
 	}
 	return nil, run.fail(err)
 }
@@ -732,7 +732,7 @@ func (s *Server) startTask(ctx context.Context, rt *remoteTool, args json.RawMes
 	var run *taskRun
 	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
-		if meta := s.requestMeta(ctx); meta != nil {
+		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
 			params.Meta = meta
 		}
 		var err error

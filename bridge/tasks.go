@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // MCP tasks, client side. go-sdk v1.8.0 has none, so the bridge speaks this part itself:
@@ -170,13 +172,16 @@ func (s *Server) StartTask(ctx context.Context, name string, args json.RawMessag
 	if !s.opts.observed() {
 		return s.startTask(ctx, rt, args)
 	}
-	ctx, ob := s.observe(ctx, OriginCallTool, "tools/call", name, args)
+	budget, _ := s.callBudget(name)
+	ctx, release := wire.Bound(ctx, s.life, budget)
+	ctx, ob := observeCall(ctx, s, OriginCallTool, "tools/call", name, args)
 	ob.describe(rt, args)
 	var t Task
 	err := ob.before(ctx, rt.label)
 	if err == nil {
 		t, err = s.startTask(ctx, rt, args)
 	}
+	release()
 	ob.end(ctx, resultSize(t.Result), t.Result != nil && t.Result.IsError, err)
 	return t, err
 }
@@ -208,7 +213,7 @@ func (s *Server) AwaitTask(ctx context.Context, id string) (*mcp.CallToolResult,
 		return nil, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
 	run := s.newRun(ctx, nil, "", id, flavourUnknown)
-	return s.runTask(ctx, run)
+	return s.runTask(ctx, run, s.taskTimeout())
 }
 
 // CancelTask asks the server to cancel task id (tasks/cancel). Cancellation is
@@ -248,34 +253,34 @@ func (s *Server) taskTimeout() time.Duration {
 }
 
 // callBudget is the time a call of the server's tool remote may take in all: the call
-// timeout, or the task timeout when the call may run as a task (a tool that runs as one
-// under 2025-11-25, any tool of a server that offers the 2026-07-28 extension). Each
+// timeout, or the task timeout when the call may run as a task (task: a tool that runs as
+// one under 2025-11-25, any tool of a server that offers the 2026-07-28 extension). Each
 // request of the call stays bounded by the call timeout.
-func (s *Server) callBudget(remote string) time.Duration {
+func (s *Server) callBudget(remote string) (budget time.Duration, task bool) {
 	call := s.opts.callTimeout(s.cfg)
 	if s.taskMode() == TasksNever {
-		return call
+		return call, false
 	}
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
 	if sess == nil {
-		return call
+		return call, false
 	}
 	caps := sess.taskCaps
 	if caps.extension {
-		return max(call, s.taskTimeout())
+		return max(call, s.taskTimeout()), true
 	}
 	if !caps.toolsCall {
-		return call
+		return call, false
 	}
 	s.catMu.Lock()
 	rt := s.remote[remote]
 	s.catMu.Unlock()
 	if rt != nil && (rt.taskSupport == "required" || (rt.taskSupport == "optional" && s.taskMode() == TasksAlways)) {
-		return max(call, s.taskTimeout())
+		return max(call, s.taskTimeout()), true
 	}
-	return call
+	return call, false
 }
 
 // TaskTool is a tool that declares MCP task support (ServerStatus.TaskTools).

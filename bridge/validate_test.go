@@ -125,7 +125,7 @@ func TestSchemaMeasuredAfterDeadline(t *testing.T) {
 	defer s.stop()
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	good, p := s.schema(done, json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), "inputSchema")
+	good, p := schemaOf(done, s, json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`), "inputSchema")
 	if good == nil || p != "" {
 		t.Fatalf("schema = %v, %q", good, p)
 	}
@@ -140,7 +140,7 @@ func TestSchemaMeasuredAfterDeadline(t *testing.T) {
 		fmt.Fprintf(&chain, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
 	}
 	chain.WriteString(`"d40":{"type":"string"}}}`)
-	bad, p := s.schema(done, json.RawMessage(chain.String()), "inputSchema")
+	bad, p := schemaOf(done, s, json.RawMessage(chain.String()), "inputSchema")
 	if bad != nil || !strings.Contains(p, "is over the validation budget") {
 		t.Errorf("schema = %v, %q; want no validator and the over-budget problem", bad, p)
 	}
