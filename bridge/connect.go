@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"path"
 	"time"
 )
@@ -58,7 +59,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		}
 		return nil, serr
 	}
-	if err := checkFilters(cfg); err != nil {
+	if err := config.Validate(cfg); err != nil {
 		return fail(nil, &ServerError{Server: cfg.ID, Phase: PhaseConfig, Err: err}, nil)
 	}
 	s := newServer(cfg, o, set)
@@ -104,16 +105,6 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		o.OnStatus(statusCtx, st)
 	}
 	return s, nil
-}
-
-// checkFilters rejects malformed tool include/exclude globs and unknown Expose values.
-func checkFilters(cfg ServerConfig) error {
-	for _, pats := range [][]string{cfg.Include, cfg.Exclude} {
-		if _, err := matchAnyErr(pats, ""); err != nil {
-			return err
-		}
-	}
-	return checkExpose(cfg)
 }
 
 func matchAny(patterns []string, name string) bool {

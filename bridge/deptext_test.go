@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.yaml.in/yaml/v3"
 )
 
 // go-sdk's stdio connection reports a line over MaxLineLength with the text sdkFrameTooLarge
@@ -53,32 +52,5 @@ func TestDepTextClientClosing(t *testing.T) {
 	err = cs.Ping(context.Background(), nil)
 	if err == nil || !sdkClientClosing(err) {
 		t.Fatalf("Ping after Close = %v; sdkClientClosing no longer recognises go-sdk's error", err)
-	}
-}
-
-// go.yaml.in/yaml/v3's syntax errors have the form yamlSyntaxError parses; parser errors
-// name the enclosing collection's zero-based line.
-func TestDepTextYAMLSyntaxErrors(t *testing.T) {
-	tests := []struct {
-		doc          string
-		line         int
-		inCollection bool
-	}{
-		{"servers:\n  a: [1, 2\n  b: 3\n", 2, true},
-		{"servers:\n  a: {x: 1\n", 2, true},
-		{"a: 1\n\tb: 2\n", 2, false},
-		{"a: 'unterminated\n", 2, false},
-	}
-	for _, tt := range tests {
-		var n yaml.Node
-		err := yaml.Unmarshal([]byte(tt.doc), &n)
-		if err == nil {
-			t.Fatalf("%q parsed", tt.doc)
-		}
-		line, msg, inColl := yamlSyntaxError(err)
-		if line != tt.line || inColl != tt.inCollection || msg == "" || strings.HasPrefix(msg, "yaml:") {
-			t.Errorf("%q: error %q parsed as line %d %q (collection %v), want line %d (collection %v)",
-				tt.doc, err, line, msg, inColl, tt.line, tt.inCollection)
-		}
 	}
 }

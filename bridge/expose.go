@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,25 +13,11 @@ import (
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
-// What ServerConfig.Expose may hold.
+// What ServerConfig.Expose may hold (see bridge/config).
 const (
-	// ExposeResources gives the model two tools for the server's resources:
-	// <prefix>__list_resources ({"cursor"?}) and <prefix>__read_resource ({"uri"}).
-	ExposeResources = "resources"
-	// ExposePrompts gives the model two tools for the server's prompts:
-	// <prefix>__list_prompts ({"cursor"?}) and <prefix>__get_prompt ({"name", "arguments"?}).
-	ExposePrompts = "prompts"
+	ExposeResources = config.ExposeResources
+	ExposePrompts   = config.ExposePrompts
 )
-
-// checkExpose rejects unknown ServerConfig.Expose values.
-func checkExpose(cfg ServerConfig) error {
-	for _, e := range cfg.Expose {
-		if e != ExposeResources && e != ExposePrompts {
-			return fmt.Errorf("expose: unknown value %q (want %q or %q)", e, ExposeResources, ExposePrompts)
-		}
-	}
-	return nil
-}
 
 // exposedTool is one synthesized tool: its name stem, MCP method, description and schema.
 type exposedTool struct {

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"time"
 
 	"github.com/ttalk/mcpbridge/bridge/auth"
@@ -48,7 +49,7 @@ const (
 )
 
 // Fixed limits: no option changes them. Those of schema guarding and OAuth are declared in
-// their packages (internal/schemaguard, internal/oauth), which cannot import this one, and
+// their packages (internal/schemaguard, bridge/auth, bridge/config), which cannot import this one, and
 // listed in limitTable below.
 const (
 	maxListPages        = 1000             // pages of one tools/list
@@ -59,11 +60,6 @@ const (
 	sessionClose        = 5 * time.Second  // closing one session beyond the transport's own bound
 	maxBackoff          = 30 * time.Second // between redials of a crash-looping server
 	maxDiscoverWait     = 10 * time.Second // server/discover before falling back to initialize
-	maxConfigSize       = 8 << 20          // a servers file
-	nodeBudget          = 200_000          // YAML nodes visited in one servers file (aliases included)
-	maxErrors           = 20               // problems one servers file reports before summarising
-	maxTimeout          = 1000 * time.Hour // a timeout in a servers file
-	maxExpandDepth      = 8                // ${A:-${B:-...}} nesting in a servers file
 
 	// MCP tasks (taskrun.go, taskwire.go).
 	minPollInterval     = 250 * time.Millisecond // between tasks/get, whatever pollInterval says
@@ -237,27 +233,27 @@ var limitTable = []limit{
 		over:   "initialize is tried (a legacy server)",
 	},
 	{
-		name: "maxConfigSize", value: maxConfigSize, unit: unitBytes,
+		name: "config.MaxConfigSize", value: config.MaxConfigSize, unit: unitBytes,
 		bounds: "a servers file",
 		over:   "LoadConfig fails naming the file",
 	},
 	{
-		name: "nodeBudget", value: nodeBudget, unit: unitCount,
+		name: "config.NodeBudget", value: config.NodeBudget, unit: unitCount,
 		bounds: "YAML nodes visited in one servers file, aliases expanded",
 		over:   "LoadConfig fails naming the file",
 	},
 	{
-		name: "maxErrors", value: maxErrors, unit: unitCount,
+		name: "config.MaxErrors", value: config.MaxErrors, unit: unitCount,
 		bounds: "problems one servers file reports",
 		over:   "the rest are counted in one summary line",
 	},
 	{
-		name: "maxTimeout", value: int64(maxTimeout), unit: unitDuration,
+		name: "config.MaxTimeout", value: int64(config.MaxTimeout), unit: unitDuration,
 		bounds: "a timeout written in a servers file",
 		over:   "LoadConfig fails naming the server and the key",
 	},
 	{
-		name: "maxExpandDepth", value: maxExpandDepth, unit: unitCount,
+		name: "config.MaxExpandDepth", value: config.MaxExpandDepth, unit: unitCount,
 		bounds: "${VAR:-default} defaults nested in defaults in a servers file",
 		over:   "LoadConfig fails naming the key",
 	},

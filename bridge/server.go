@@ -48,7 +48,7 @@ type Server struct {
 	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu, taskTable.mu, taskRun.mu:
 	//	leaves
 	//
-	// (internal/schemaguard and internal/oauth document their own, all leaves but
+	// (internal/schemaguard and bridge/auth document their own, all leaves but
 	// auth.Handler.mu -> its token sources' locks; transport's are its own.) No lock is
 	// held while calling out: not a host callback (hooks, OnStatus, OnToolsChanged,
 	// OnAppResult, OnElicitation, OnTaskStatus, progress, a TokenStore, an Authorizer), not the logger
@@ -151,11 +151,9 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	if err := registerTaskMethods(s.client); err != nil && s.configErr == nil {
 		s.configErr = err
 	}
-	if !cfg.Tasks.valid() || !o.Tasks.valid() {
+	if !o.Tasks.Valid() { // cfg's own values passed config.Validate in dial
+
 		s.configErr = fmt.Errorf("unknown task mode %q (want auto, always or never)", cmpOr(string(cfg.Tasks), string(o.Tasks)))
-	}
-	if v := cfg.ProtocolVersion; v != "" && !supportedVersion(v) && s.configErr == nil {
-		s.configErr = fmt.Errorf("unsupported protocolVersion %q (want one of %s)", v, strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
 	return s
 }

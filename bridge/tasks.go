@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"slices"
 	"strings"
 	"time"
@@ -21,32 +22,16 @@ import (
 // tasks/get, which carries the result, tasks/update for input, tasks/cancel). The wire
 // shapes are in taskwire.go, the lifecycle in taskrun.go.
 
-// TaskMode says when a server's tools run as MCP tasks (ServerConfig.Tasks, Options.Tasks,
-// servers.yaml's tasks key).
-type TaskMode string
+// TaskMode is config.TaskMode: when a server's tools run as MCP tasks (ServerConfig.Tasks,
+// Options.Tasks, servers.yaml's tasks key).
+type TaskMode = config.TaskMode
 
-// The task modes.
+// The task modes (see bridge/config).
 const (
-	// TasksAuto (the default) runs as a task every tool that must run as one
-	// (execution.taskSupport "required", protocol 2025-11-25) and no other; under
-	// 2026-07-28 the bridge declares the tasks extension and follows whatever task the
-	// server starts.
-	TasksAuto TaskMode = "auto"
-	// TasksAlways also runs tools whose execution.taskSupport is "optional" as tasks.
-	TasksAlways TaskMode = "always"
-	// TasksNever never runs a tool as a task: tools that require one are skipped (with a
-	// ToolProblem) and the tasks extension is not declared.
-	TasksNever TaskMode = "never"
+	TasksAuto   = config.TasksAuto
+	TasksAlways = config.TasksAlways
+	TasksNever  = config.TasksNever
 )
-
-// valid reports whether m is a mode ("" counts: the default).
-func (m TaskMode) valid() bool {
-	switch m {
-	case "", TasksAuto, TasksAlways, TasksNever:
-		return true
-	}
-	return false
-}
 
 // TaskStatus is the state of an MCP task.
 type TaskStatus string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"math"
 	"strconv"
 	"strings"
@@ -229,7 +230,7 @@ func firstPresent(a, b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// millis reads a millisecond count, capped at maxTimeout; ok is false when raw is absent,
+// millis reads a millisecond count, capped at config.MaxTimeout; ok is false when raw is absent,
 // null, negative or not a number.
 func millis(raw json.RawMessage) (d time.Duration, ok bool) {
 	if len(raw) == 0 {
@@ -239,8 +240,8 @@ func millis(raw json.RawMessage) (d time.Duration, ok bool) {
 	if err != nil || math.IsNaN(f) || f < 0 {
 		return 0, false
 	}
-	if f >= float64(maxTimeout/time.Millisecond) {
-		return maxTimeout, true
+	if f >= float64(config.MaxTimeout/time.Millisecond) {
+		return config.MaxTimeout, true
 	}
 	return time.Duration(f * float64(time.Millisecond)), true
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -19,7 +20,7 @@ func TestParseCreate(t *testing.T) {
 		{"2025", `{"task":{"taskId":"a","status":"working","ttl":60000,"pollInterval":5000,"createdAt":"2025-11-25T10:30:00Z"}}`, flavour2025, "a", 5 * time.Second, time.Minute, true, false},
 		{"extension", `{"resultType":"task","taskId":"b","status":"working","ttlMs":null,"pollIntervalMs":0}`, flavourExt, "b", 0, 0, true, false},
 		{"poll absent", `{"resultType":"task","taskId":"c","status":"working"}`, flavourExt, "c", 0, 0, false, false},
-		{"poll a year", `{"resultType":"task","taskId":"d","status":"working","pollIntervalMs":3.1536e10}`, flavourExt, "d", maxTimeout, 0, true, false},
+		{"poll a year", `{"resultType":"task","taskId":"d","status":"working","pollIntervalMs":3.1536e10}`, flavourExt, "d", config.MaxTimeout, 0, true, false},
 		{"poll negative", `{"resultType":"task","taskId":"e","status":"working","pollIntervalMs":-1}`, flavourExt, "e", 0, 0, false, false},
 		{"no id", `{"resultType":"task","status":"working"}`, flavourExt, "", 0, 0, false, true},
 		{"id with a newline", `{"task":{"taskId":"a\nb","status":"working"}}`, flavour2025, "", 0, 0, false, true},
@@ -84,7 +85,7 @@ func FuzzParseTask(f *testing.F) {
 		if len(st.StatusMessage) > maxStatusMsgBytes+len("…") || !utf8.ValidString(st.StatusMessage) {
 			t.Fatalf("parseTask(%q): status message of %d bytes", b, len(st.StatusMessage))
 		}
-		if st.TTL < 0 || st.TTL > maxTimeout || st.PollInterval < 0 || st.PollInterval > maxTimeout {
+		if st.TTL < 0 || st.TTL > config.MaxTimeout || st.PollInterval < 0 || st.PollInterval > config.MaxTimeout {
 			t.Fatalf("parseTask(%q): ttl %s poll %s", b, st.TTL, st.PollInterval)
 		}
 		if st.rpcErr != nil && len(st.rpcErr.Message) > maxStatusMsgBytes+len("…") {

@@ -210,7 +210,7 @@ func benchUsers(b *testing.B, stateless bool) {
 }
 
 // refreshMargin is how long before its expiry the bridge refreshes an access token when
-// there is no jitter (internal/oauth's expiryDelta, as golang.org/x/oauth2 does).
+// there is no jitter (bridge/auth's expiryDelta, as golang.org/x/oauth2 does).
 const refreshMargin = 10 * time.Second
 
 // BenchmarkUsersExpiry: N users (MCPBRIDGE_BENCH_USERS, default 1000) whose grants all

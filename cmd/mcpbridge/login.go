@@ -28,11 +28,11 @@ const defaultLoginWait = 5 * time.Minute
 // person again, even when a token is stored; the stored one is replaced only on success.
 func runLogin(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
 	log := newLogger(env.stderr, levelFor(fl, slog.LevelWarn))
-	cf, err := readConfig(env, args[0], log)
+	servers, _, err := readConfig(env, args[0], log)
 	if err != nil {
 		return err
 	}
-	targets, err := authTargets(cf.Servers, args[0], args[1:], true)
+	targets, err := authTargets(servers, args[0], args[1:], true)
 	if err != nil {
 		return err
 	}
@@ -127,11 +127,11 @@ func loginError(err error) error {
 // runLogout forgets the stored tokens of the named servers.
 func runLogout(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error {
 	log := newLogger(env.stderr, levelFor(fl, slog.LevelWarn))
-	cf, err := readConfig(env, args[0], log)
+	servers, _, err := readConfig(env, args[0], log)
 	if err != nil {
 		return err
 	}
-	targets, err := authTargets(cf.Servers, args[0], args[1:], false)
+	targets, err := authTargets(servers, args[0], args[1:], false)
 	if err != nil {
 		return err
 	}

@@ -122,11 +122,10 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		level = slog.LevelDebug
 	}
 	log := newLogger(con, level)
-	cf, err := readConfig(env, path, log)
+	cfgs, warnings, err := readConfig(env, path, log)
 	if err != nil {
 		return err
 	}
-	cfgs := cf.Servers
 	// The report covers what the bridge warns about (skipped servers, renames, schema
 	// problems), so its logger shows only errors unless -v.
 	bridgeLevel := slog.LevelError
@@ -150,7 +149,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	p.stop()
 
 	rep := buildReport(path, cfgs, set, p.results(), tokens.New())
-	rep.Warnings = cf.Warnings
+	rep.Warnings = warnings
 	if cerr != nil && ctx.Err() == nil {
 		rep.Error = oneLine(cerr.Error())
 	}

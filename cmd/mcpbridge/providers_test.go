@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/bridge/provider"
 )
 
@@ -13,11 +14,11 @@ import (
 // stderr which tools the API may still reject or were sent differently.
 func TestToolsFormat(t *testing.T) {
 	f := writeFixture(t, "claude_desktop.json", false)
-	cf, err := bridge.ReadConfig(f.path)
+	servers, _, err := config.Read(f.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := bridge.Connect(t.Context(), cf.Servers, &bridge.Options{Logger: discard()})
+	set, err := bridge.Connect(t.Context(), servers, &bridge.Options{Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lmittmann/tint"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/config"
 )
 
 // cliEnv is what a command writes to.
@@ -102,19 +103,19 @@ func newLogger(con *console, level slog.Level) *slog.Logger {
 
 // readConfig loads FILE and logs its warnings; errors are usage errors (exit 1). From then
 // on env's output masks the file's secrets.
-func readConfig(env *cliEnv, path string, log *slog.Logger) (*bridge.ConfigFile, error) {
-	cf, err := bridge.ReadConfig(path)
+func readConfig(env *cliEnv, path string, log *slog.Logger) (servers []bridge.ServerConfig, warnings []string, err error) {
+	servers, warnings, err = config.Read(path)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	env.secrets.addServers(cf.Servers)
-	for _, w := range cf.Warnings {
+	env.secrets.addServers(servers)
+	for _, w := range warnings {
 		log.Warn(w)
 	}
-	if len(cf.Servers) == 0 {
-		return nil, usageErr("%s: no enabled servers", path)
+	if len(servers) == 0 {
+		return nil, nil, usageErr("%s: no enabled servers", path)
 	}
-	return cf, nil
+	return servers, warnings, nil
 }
 
 func runVersion(_ context.Context, env *cliEnv, _ *cliFlags, _ []string) error {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/config"
 )
 
 // secrets appear in the test configs and must never be printed.
@@ -266,11 +267,11 @@ func TestToolsJSON(t *testing.T) {
 	if !json.Valid([]byte(stdout)) {
 		t.Fatalf("stdout is not JSON:\n%s", stdout)
 	}
-	cf, err := bridge.ReadConfig(f.path)
+	servers, _, err := config.Read(f.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := bridge.Connect(t.Context(), cf.Servers, &bridge.Options{Logger: discard()})
+	set, err := bridge.Connect(t.Context(), servers, &bridge.Options{Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

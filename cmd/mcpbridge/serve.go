@@ -26,17 +26,17 @@ func runServe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	if err := serve.CheckAddr(fl.addr); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	cf, err := readConfig(env, args[0], log)
+	servers, _, err := readConfig(env, args[0], log)
 	if err != nil {
 		return err
 	}
-	ids := make([]string, len(cf.Servers))
-	for i, c := range cf.Servers {
+	ids := make([]string, len(servers))
+	for i, c := range servers {
 		ids[i] = c.ID
 	}
-	fmt.Fprintf(env.stderr, "connecting %d servers…\n", len(cf.Servers))
+	fmt.Fprintf(env.stderr, "connecting %d servers…\n", len(servers))
 	calls := serve.NewCalls() // the page shows running calls and answers requests for input
-	set, err := bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, OnElicitation: calls.Elicit})
+	set, err := bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, OnElicitation: calls.Elicit})
 	switch {
 	case ctx.Err() != nil:
 		if set != nil {

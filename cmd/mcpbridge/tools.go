@@ -24,11 +24,11 @@ func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (se
 		level = slog.LevelDebug
 	}
 	log := newLogger(env.stderr, level)
-	cf, err := readConfig(env, path, log)
+	servers, _, err := readConfig(env, path, log)
 	if err != nil {
 		return nil, 0, err
 	}
-	set, err = bridge.Connect(ctx, cf.Servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
+	set, err = bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
 	switch {
 	case ctx.Err() != nil:
 		if set != nil {

@@ -1,4 +1,4 @@
-package bridge
+package config
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 var serverMapKeys = []string{"servers", "mcpServers", "mcp_servers"}
 
 // file walks the document.
-func (p *parser) file(root *yaml.Node, cf *ConfigFile) {
+func (p *parser) file(root *yaml.Node, cf *parsed) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		p.errs = append(p.errs, fmt.Errorf("%s: empty file: want a \"servers\" or \"mcpServers\" map", p.name))
 		return
@@ -94,7 +94,7 @@ func (s *selection) skips(id string) bool {
 	return len(s.allowed) > 0 && !slices.Contains(s.allowed, id)
 }
 
-func (p *parser) servers(key, val *yaml.Node, sel *selection, cf *ConfigFile) {
+func (p *parser) servers(key, val *yaml.Node, sel *selection, cf *parsed) {
 	m := deref(val)
 	if isNull(m) {
 		p.warnf(key, "%q is empty: no servers", key.Value)

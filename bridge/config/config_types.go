@@ -1,7 +1,8 @@
-package bridge
+package config
 
 import (
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"log/slog"
 	"strings"
 	"time"
@@ -38,9 +39,9 @@ type ServerConfig struct {
 	URL string
 	// Headers are sent on every HTTP request to an http or sse server (Authorization, ...).
 	Headers map[string]string
-	// Auth, when set, authorizes to a Streamable HTTP server with OAuth 2.1 (see AuthConfig;
+	// Auth, when set, authorizes to a Streamable HTTP server with OAuth 2.1 (see auth.AuthConfig;
 	// servers.yaml's auth block).
-	Auth *AuthConfig
+	Auth *auth.AuthConfig
 	// InProcess, when set, reaches a server running in the same process: it is called for
 	// every (re)dial and returns a fresh client-side transport, e.g. one end of
 	// mcp.NewInMemoryTransports whose other end the server is already connected to.

@@ -1,4 +1,4 @@
-package bridge
+package config
 
 import (
 	"math"
@@ -52,7 +52,7 @@ func (p *parser) duration(s *serverState, v *yaml.Node, field string, unit time.
 			return 0
 		}
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-		if err != nil || math.IsNaN(f) || f*float64(unit) > float64(maxTimeout) {
+		if err != nil || math.IsNaN(f) || f*float64(unit) > float64(MaxTimeout) {
 			p.errorf(v, "server %q: %s: %s is not a usable number", s.id, field, n.Value)
 			return 0
 		}
@@ -69,8 +69,8 @@ func (p *parser) duration(s *serverState, v *yaml.Node, field string, unit time.
 		p.errorf(v, "server %q: %s must be greater than 0", s.id, field)
 		return 0
 	}
-	if d > maxTimeout {
-		p.errorf(v, "server %q: %s is longer than %s", s.id, field, maxTimeout)
+	if d > MaxTimeout {
+		p.errorf(v, "server %q: %s is longer than %s", s.id, field, MaxTimeout)
 		return 0
 	}
 	return d

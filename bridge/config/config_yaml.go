@@ -1,4 +1,4 @@
-package bridge
+package config
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ type parser struct {
 }
 
 func newParser(name string, lookup lookupFunc) *parser {
-	return &parser{name: name, lookup: lookup, budget: nodeBudget, keys: keyIndex()}
+	return &parser{name: name, lookup: lookup, budget: NodeBudget, keys: keyIndex()}
 }
 
 func (p *parser) yamlError(err error) error {
@@ -52,9 +52,9 @@ func (p *parser) warnf(n *yaml.Node, format string, args ...any) {
 
 func (p *parser) joined() error {
 	errs := p.errs
-	if len(errs) > maxErrors {
-		more := len(errs) - maxErrors
-		errs = append(errs[:maxErrors:maxErrors], fmt.Errorf("%s: and %d more problems", p.name, more))
+	if len(errs) > MaxErrors {
+		more := len(errs) - MaxErrors
+		errs = append(errs[:MaxErrors:MaxErrors], fmt.Errorf("%s: and %d more problems", p.name, more))
 	}
 	return errors.Join(errs...)
 }
@@ -65,7 +65,7 @@ func (p *parser) spend(n *yaml.Node) bool {
 	if p.budget < 0 {
 		if !p.broke {
 			p.broke = true
-			p.errorf(n, "file too complex (more than %d nodes after aliases)", nodeBudget)
+			p.errorf(n, "file too complex (more than %d nodes after aliases)", NodeBudget)
 		}
 		return false
 	}

@@ -1,31 +1,32 @@
-package bridge
+package config
 
 import (
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// Each key of the authorization extensions lands in its AuthConfig field; token_command is a
+// Each key of the authorization extensions lands in its auth.AuthConfig field; token_command is a
 // list or one string (no shell) and expands ${VAR}; dpop takes YAML booleans too.
 func TestAuthExtensionKeys(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		lines string
-		want  AuthConfig
+		want  auth.AuthConfig
 	}{
 		{"{type: workload_identity, token_file: /var/run/secrets/tokens/mcp, audience: https://as.example}",
-			AuthConfig{Type: AuthWorkloadIdentity, TokenFile: "/var/run/secrets/tokens/mcp", Audience: "https://as.example"}},
+			auth.AuthConfig{Type: auth.AuthWorkloadIdentity, TokenFile: "/var/run/secrets/tokens/mcp", Audience: "https://as.example"}},
 		{"{type: workload_identity, token_env: ACTIONS_ID_TOKEN, dpop: on, dpop_alg: EdDSA}",
-			AuthConfig{Type: AuthWorkloadIdentity, TokenEnv: "ACTIONS_ID_TOKEN", DPoP: "on", DPoPAlg: "EdDSA"}},
+			auth.AuthConfig{Type: auth.AuthWorkloadIdentity, TokenEnv: "ACTIONS_ID_TOKEN", DPoP: "on", DPoPAlg: "EdDSA"}},
 		{"{type: workload_identity, token_command: [gcloud, auth, print-identity-token, '${AUD}']}",
-			AuthConfig{Type: AuthWorkloadIdentity, TokenCommand: []string{"gcloud", "auth", "print-identity-token", "https://as.example"}}},
+			auth.AuthConfig{Type: auth.AuthWorkloadIdentity, TokenCommand: []string{"gcloud", "auth", "print-identity-token", "https://as.example"}}},
 		{"{type: workload_identity, token_command: 'cat /run/token', dpop: false}",
-			AuthConfig{Type: AuthWorkloadIdentity, TokenCommand: []string{"cat", "/run/token"}, DPoP: "false"}},
+			auth.AuthConfig{Type: auth.AuthWorkloadIdentity, TokenCommand: []string{"cat", "/run/token"}, DPoP: "false"}},
 		{"{type: enterprise, client_id: app, client_secret: s, idp_issuer: https://idp.example, idp_token_endpoint: https://idp.example/t, idp_client_id: i, idp_client_secret: '${IDP_SECRET}', token_file: /t}",
-			AuthConfig{Type: AuthEnterprise, ClientID: "app", ClientSecret: "s", IdPIssuer: "https://idp.example", IdPTokenEndpoint: "https://idp.example/t",
+			auth.AuthConfig{Type: auth.AuthEnterprise, ClientID: "app", ClientSecret: "s", IdPIssuer: "https://idp.example", IdPTokenEndpoint: "https://idp.example/t",
 				IdPClientID: "i", IdPClientSecret: "idp-s3cret", TokenFile: "/t"}},
-		{"{type: oauth, dpop: true}", AuthConfig{Type: AuthOAuth, DPoP: "true"}},
+		{"{type: oauth, dpop: true}", auth.AuthConfig{Type: auth.AuthOAuth, DPoP: "true"}},
 	}
 	for _, tt := range tests {
 		cf, err := parseConfig([]byte("servers:\n  a:\n    url: https://h/mcp\n    auth: "+tt.lines+"\n"), "x.yaml",
@@ -50,17 +51,17 @@ func TestAuthExtensionKeys(t *testing.T) {
 	}
 }
 
-// What prints of an AuthConfig names its sources but never its secrets.
+// What prints of an auth.AuthConfig names its sources but never its secrets.
 func TestAuthConfigStringExtensions(t *testing.T) {
 	t.Parallel()
-	a := &AuthConfig{Type: AuthEnterprise, ClientID: "app", ClientSecret: "s3cret-1", IdPIssuer: "https://idp.example/tenant",
+	a := &auth.AuthConfig{Type: auth.AuthEnterprise, ClientID: "app", ClientSecret: "s3cret-1", IdPIssuer: "https://idp.example/tenant",
 		IdPClientSecret: "s3cret-2", TokenFile: "/run/id_token", DPoP: "on"}
 	for _, s := range []string{a.String(), a.GoString(), a.LogValue().String()} {
 		if strings.Contains(s, "s3cret") || !strings.Contains(s, "idp=https://idp.example") || !strings.Contains(s, "token_file=/run/id_token") || !strings.Contains(s, "dpop=on") {
 			t.Errorf("%q", s)
 		}
 	}
-	c := &AuthConfig{Type: AuthWorkloadIdentity, TokenCommand: []string{"print-token", "--secret-arg"}}
+	c := &auth.AuthConfig{Type: auth.AuthWorkloadIdentity, TokenCommand: []string{"print-token", "--secret-arg"}}
 	if s := c.String(); strings.Contains(s, "--secret-arg") || !strings.Contains(s, "token_command=print-token") {
 		t.Errorf("%q", s)
 	}

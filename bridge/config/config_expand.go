@@ -1,4 +1,4 @@
-package bridge
+package config
 
 import (
 	"errors"
@@ -42,7 +42,7 @@ func expandDepth(s string, lookup lookupFunc, depth int) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
-	if depth > maxExpandDepth {
+	if depth > MaxExpandDepth {
 		return "", errors.New("variable defaults nested too deeply")
 	}
 	var b strings.Builder

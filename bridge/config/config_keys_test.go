@@ -1,4 +1,4 @@
-package bridge
+package config
 
 import (
 	"reflect"
@@ -55,7 +55,7 @@ func keySamples() map[string]struct{ base, line string } {
 }
 
 // parseEntry parses one server entry given as lines of its settings map.
-func parseEntry(lines ...string) (*ConfigFile, error) {
+func parseEntry(lines ...string) (*parsed, error) {
 	var b strings.Builder
 	b.WriteString("servers:\n  a:\n")
 	for _, l := range lines {

@@ -1,8 +1,9 @@
-package bridge
+package config
 
 import (
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/slack"
 	"os"
 	"path/filepath"
@@ -404,22 +405,22 @@ func TestConfigSecretsNeverPrinted(t *testing.T) {
 func TestReadConfig(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join("testdata", "config", "order.yaml")
-	cf, err := ReadConfig(path)
+	servers, _, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cf.Servers[0].Source, path+":2"; got != want {
+	if got, want := servers[0].Source, path+":2"; got != want {
 		t.Errorf("Source = %q, want %q", got, want)
 	}
-	_, err = ReadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
+	_, _, err = Read(filepath.Join(t.TempDir(), "missing.yaml"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want os.ErrNotExist", err)
 	}
 	big := filepath.Join(t.TempDir(), "big.yaml")
-	if err := os.WriteFile(big, make([]byte, maxConfigSize+1), 0o600); err != nil {
+	if err := os.WriteFile(big, make([]byte, MaxConfigSize+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadConfig(big); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, _, err := Read(big); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("big file: err = %v", err)
 	}
 }
@@ -432,7 +433,7 @@ func TestLoadConfigEnv(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfgs, err := LoadConfig(path)
+	cfgs, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +441,7 @@ func TestLoadConfigEnv(t *testing.T) {
 		t.Errorf("LoadConfig = %v", cfgs)
 	}
 	cf, err := parseConfig([]byte(data), "p.yaml", os.LookupEnv)
-	if err != nil || len(cf.Warnings) != 0 || cf.Servers[0].Auth == nil || cf.Servers[0].Auth.Type != AuthOAuth {
+	if err != nil || len(cf.Warnings) != 0 || cf.Servers[0].Auth == nil || cf.Servers[0].Auth.Type != auth.AuthOAuth {
 		t.Errorf("parseConfig = %v, %v (Gemini's oauth block is read as OAuth)", cf, err)
 	}
 }
@@ -540,7 +541,7 @@ func TestConfigErrorLimit(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("servers:\n")
-	for i := range maxErrors + 5 {
+	for i := range MaxErrors + 5 {
 		fmt.Fprintf(&b, "  s%d: {env: {}}\n", i)
 	}
 	_, err := parseConfig([]byte(b.String()), "x.yaml", mapEnv(nil))
@@ -548,7 +549,7 @@ func TestConfigErrorLimit(t *testing.T) {
 		t.Fatal("no error")
 	}
 	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != maxErrors+1 || lines[maxErrors] != "x.yaml: and 5 more problems" {
+	if len(lines) != MaxErrors+1 || lines[MaxErrors] != "x.yaml: and 5 more problems" {
 		t.Errorf("got %d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }

@@ -1,8 +1,7 @@
-package bridge
+package config
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,7 +254,7 @@ func (p *parser) globs(s *serverState, v *yaml.Node, field string) []string {
 	}
 	out := make([]string, 0, len(items))
 	for _, it := range items {
-		if _, err := path.Match(it.s, ""); err != nil {
+		if err := checkPattern(it.s); err != nil {
 			p.errorf(it.n, "server %q: %s: bad pattern %q: %w", s.id, field, it.s, err)
 			continue
 		}
@@ -301,8 +300,8 @@ func (p *parser) expose(s *serverState, v *yaml.Node) []string {
 	}
 	out := make([]string, 0, len(items))
 	for _, it := range items {
-		if it.s != ExposeResources && it.s != ExposePrompts {
-			p.errorf(it.n, "server %q: expose: unknown value %q (want %q or %q)", s.id, it.s, ExposeResources, ExposePrompts)
+		if err := checkExpose(it.s); err != nil {
+			p.errorf(it.n, "server %q: %w", s.id, err)
 			continue
 		}
 		if !slices.Contains(out, it.s) {

@@ -1,7 +1,8 @@
-package bridge
+package config
 
 import (
 	"fmt"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -9,7 +10,7 @@ import (
 
 // authKeys are the keys of an auth block (and of Gemini CLI's oauth block, whose camelCase
 // spellings are accepted too), each with where its value goes.
-func authKeys(a *AuthConfig) map[string]*string {
+func authKeys(a *auth.AuthConfig) map[string]*string {
 	return map[string]*string{
 		"type":                       &a.Type,
 		"client_id":                  &a.ClientID,
@@ -41,10 +42,10 @@ func readAuth(p *parser, s *serverState, k, v *yaml.Node) {
 		p.errorf(v, "server %q: %s must be a map (type: oauth or client_credentials, ...)", s.id, k.Value)
 		return
 	}
-	a := &AuthConfig{}
+	a := &auth.AuthConfig{}
 	gemini := k.Value == "oauth"
 	if gemini {
-		a.Type = AuthOAuth
+		a.Type = auth.AuthOAuth
 	}
 	fields := authKeys(a)
 	for _, e := range p.pairs(n, "key") {
@@ -66,9 +67,9 @@ func readAuth(p *parser, s *serverState, k, v *yaml.Node) {
 		}
 	}
 	switch a.Type {
-	case AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity, AuthEnterprise:
+	case auth.AuthOAuth, auth.AuthClientCredentials, auth.AuthWorkloadIdentity, auth.AuthEnterprise:
 	default:
-		p.errorf(v, "server %q: %s.type must be %s, %s, %s or %s", s.id, k.Value, AuthOAuth, AuthClientCredentials, AuthWorkloadIdentity, AuthEnterprise)
+		p.errorf(v, "server %q: %s.type must be %s, %s, %s or %s", s.id, k.Value, auth.AuthOAuth, auth.AuthClientCredentials, auth.AuthWorkloadIdentity, auth.AuthEnterprise)
 		return
 	}
 	s.sc.Auth = a
@@ -76,7 +77,7 @@ func readAuth(p *parser, s *serverState, k, v *yaml.Node) {
 
 // tokenCommand reads auth.token_command: a list (program and arguments) or one string split
 // on white space; no shell either way. Items expand ${VAR}.
-func (p *parser) tokenCommand(s *serverState, a *AuthConfig, v *yaml.Node) {
+func (p *parser) tokenCommand(s *serverState, a *auth.AuthConfig, v *yaml.Node) {
 	n := deref(v)
 	var items []item
 	switch {

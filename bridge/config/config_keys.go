@@ -1,4 +1,4 @@
-package bridge
+package config
 
 import (
 	"strings"
@@ -225,7 +225,7 @@ func readProtocolVersion(p *parser, s *serverState, k, v *yaml.Node) {
 func readTasks(p *parser, s *serverState, k, v *yaml.Node) {
 	var mode string
 	p.stringField(s, k, v, "tasks", &mode, false)
-	if m := TaskMode(mode); mode == "" || !m.valid() {
+	if m := TaskMode(mode); mode == "" || !m.Valid() {
 		p.errorf(v, "server %q: %s must be auto, always or never, not %q", s.id, k.Value, mode)
 		return
 	}
