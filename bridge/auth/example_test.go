@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,10 +19,11 @@ func Example() {
 
 	dir, _ := os.MkdirTemp("", "oauth-example")
 	defer os.RemoveAll(dir)
-	grants, err := auth.ReadFile[auth.StoredToken](filepath.Join(dir, "tokens.json"))
-	fmt.Println(len(grants), err)
+	store := &auth.FileTokenStore{Path: filepath.Join(dir, "tokens.json")}
+	tok, err := store.LoadToken(context.Background(), "any")
+	fmt.Println(tok == nil, err)
 	// Output:
 	// auth: client_credentials needs client_id
 	// <nil>
-	// 0 <nil>
+	// true <nil>
 }

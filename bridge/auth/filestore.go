@@ -13,10 +13,10 @@ import (
 // MaxTokenFile bounds the token file read into memory (listed in bridge/limits.go).
 const MaxTokenFile = 4 << 20
 
-// ReadFile reads a token file (bridge.FileTokenStore's): a JSON object of grants by key.
+// readFile reads a token file (FileTokenStore's): a JSON object of grants by key.
 // A missing file is empty. It refuses a file that group or others can read (on Unix) and
-// one larger than 4 MiB. T is the grant type (StoredToken, or bridge.StoredToken).
-func ReadFile[T any](path string) (map[string]*T, error) {
+// one larger than 4 MiB. T is the grant type (StoredToken).
+func readFile[T any](path string) (map[string]*T, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]*T{}, nil
@@ -42,9 +42,9 @@ func ReadFile[T any](path string) (map[string]*T, error) {
 	return m, nil
 }
 
-// WriteFile replaces the token file at path with m, atomically: readable only by its owner
+// writeFile replaces the token file at path with m, atomically: readable only by its owner
 // (0600, in a 0700 directory).
-func WriteFile[T any](path string, m map[string]*T) error {
+func writeFile[T any](path string, m map[string]*T) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("token store: %w", err)

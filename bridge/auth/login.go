@@ -48,7 +48,7 @@ type LoginRelay interface {
 
 // Bounds on a callback's query values.
 const (
-	MaxCallbackValue = 4096 // a code, state or iss longer than this is refused
+	maxCallbackValue = 4096 // a code, state or iss longer than this is refused
 	maxErrorText     = 200  // of the authorization server's error and its description, quoted
 )
 
@@ -262,7 +262,7 @@ func (l *Logins) Complete(ctx context.Context, user string, query url.Values) er
 	case query.Get("error") != "":
 		e := fmt.Errorf("the authorization server refused: %s", clip(query.Get("error")+" "+query.Get("error_description"), maxErrorText))
 		f.cancel <- e
-	case code == "" || len(code) > MaxCallbackValue || len(iss) > MaxCallbackValue:
+	case code == "" || len(code) > maxCallbackValue || len(iss) > maxCallbackValue:
 		f.cancel <- errors.New("the callback has no valid code")
 	default:
 		f.result <- &sdkauth.AuthorizationResult{Code: code, State: state, Iss: iss}
@@ -290,7 +290,7 @@ func CompleteAny(ctx context.Context, user string, query url.Values, ls []*Login
 			relay = l.set.Relay
 		}
 	}
-	if relay == nil || state == "" || len(state) > MaxCallbackValue {
+	if relay == nil || state == "" || len(state) > maxCallbackValue {
 		return fmt.Errorf("login: %w", ErrLoginUnknown)
 	}
 	if err := checkUser(user); err != nil {
@@ -313,8 +313,8 @@ func relayedQuery(q url.Values) url.Values {
 	out := url.Values{}
 	for _, k := range []string{"code", "state", "iss", "error", "error_description"} {
 		if v := q.Get(k); v != "" {
-			if len(v) > MaxCallbackValue {
-				v = v[:MaxCallbackValue+1] // still too long: refused where the flow is
+			if len(v) > maxCallbackValue {
+				v = v[:maxCallbackValue+1] // still too long: refused where the flow is
 			}
 			out.Set(k, v)
 		}

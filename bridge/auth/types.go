@@ -211,7 +211,7 @@ func DefaultTokenStore() (*FileTokenStore, error) {
 func (s *FileTokenStore) LoadToken(_ context.Context, key string) (*StoredToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := ReadFile[StoredToken](s.Path)
+	m, err := readFile[StoredToken](s.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -222,19 +222,19 @@ func (s *FileTokenStore) LoadToken(_ context.Context, key string) (*StoredToken,
 func (s *FileTokenStore) SaveToken(_ context.Context, key string, t *StoredToken) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := ReadFile[StoredToken](s.Path)
+	m, err := readFile[StoredToken](s.Path)
 	if err != nil {
 		return err
 	}
 	m[key] = t
-	return WriteFile(s.Path, m)
+	return writeFile(s.Path, m)
 }
 
 // DeleteToken implements TokenStore.
 func (s *FileTokenStore) DeleteToken(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := ReadFile[StoredToken](s.Path)
+	m, err := readFile[StoredToken](s.Path)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (s *FileTokenStore) DeleteToken(_ context.Context, key string) error {
 		return nil
 	}
 	delete(m, key)
-	return WriteFile(s.Path, m)
+	return writeFile(s.Path, m)
 }
 
 // TokenLocker is a TokenStore shared by several processes (replicas of a web host) that can
