@@ -152,7 +152,6 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		s.configErr = err
 	}
 	if !o.Tasks.Valid() { // cfg's own values passed config.Validate in dial
-
 		s.configErr = fmt.Errorf("unknown task mode %q (want auto, always or never)", cmpOr(string(cfg.Tasks), string(o.Tasks)))
 	}
 	return s
