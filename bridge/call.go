@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/expose"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
 )
@@ -22,7 +23,8 @@ import (
 // The origins: a Tool's Handler and Tool.Invoke (OriginHandler), the tools exposing a
 // server's resources and prompts (OriginHandler with exposed set), Server.CallTool
 // (OriginCallTool: raw, by the server's own name, no validation or flattening) and an MCP
-// App's tools/call through Set.Proxy (OriginApp: the raw result as JSON).
+// App's tools/call through Set.Proxy (OriginApp: the raw result as JSON); Server.StartTask
+// is a raw call that returns once the server made a task of it.
 //
 // Before the first stage the call gets its one deadline, set here and nowhere below: the
 // call timeout, or the task timeout when the call may run as an MCP task (taskBounded). It
@@ -60,6 +62,14 @@ func (c *toolCall) run(ctx context.Context) error {
 			checkOutput, // structuredContent against the outputSchema
 			flatten,
 			appResult, // Options.OnAppResult, for a tool with an MCP App
+		)
+	case c.startTask: // Server.StartTask
+		err = c.through(
+			resolveRaw,
+			rawArguments,
+			observe,
+			beforeCall,
+			createTask, // taskrun.go: tools/call as a task, returning once the server made it
 		)
 	case c.origin == OriginCallTool:
 		err = c.through(
@@ -113,6 +123,8 @@ type toolCall struct {
 	remote   string          // the tool's name on the server; "" for an exposed tool
 	in       json.RawMessage // the arguments as the caller gave them
 	exposed  *exposure       // a tool exposing resources or prompts; nil for the server's own
+	// startTask: Server.StartTask, a raw call as a task that returns once the server made it.
+	startTask bool
 
 	// ctx is the call's context: the caller's, bounded by the deadline and Close (bound),
 	// then carrying the span (observe).
@@ -127,11 +139,12 @@ type toolCall struct {
 
 	rt    *remoteTool     // resolve*: the tool; nil for an exposed tool
 	args  json.RawMessage // *Arguments: what is sent; nil while (or when) refused before that
-	input exposedInput    // exposedArguments: an exposed tool's arguments, decoded
+	input expose.Input    // exposedArguments: an exposed tool's arguments, decoded
 	ob    *callObs        // observe: nil when nothing watches calls
 	res   *mcp.CallToolResult
 	text  string          // flatten: what the model reads; beforeCall: a denial's reason
 	json  json.RawMessage // encodeResult: the result as JSON (an App's call)
+	task  Task            // createTask: the task the server made
 	// resultErr is the tool's own failure the result reports (flatten: a
 	// *results.ToolError): the call's outcome, not a stage's failure, so the stages after
 	// flatten still run.
@@ -199,7 +212,7 @@ type named struct{ error }
 func (c *toolCall) label() string {
 	switch {
 	case c.exposed != nil:
-		return fmt.Sprintf("tool %q", c.exposed.tool.stem)
+		return fmt.Sprintf("tool %q", c.exposed.tool.Stem)
 	case c.rt != nil:
 		return c.rt.label
 	}
@@ -209,7 +222,7 @@ func (c *toolCall) label() string {
 // method is the MCP method the call makes.
 func (c *toolCall) method() string {
 	if c.exposed != nil {
-		return c.exposed.tool.method
+		return c.exposed.tool.Method
 	}
 	return "tools/call"
 }
@@ -328,6 +341,15 @@ func appResult(c *toolCall) error {
 		ToolInput:   c.args,
 	})
 	return nil
+}
+
+// createTask is StartTask's send stage: the tools/call as a task (taskrun.go), the task
+// it made, or the result when the server answered at once.
+func createTask(c *toolCall) error {
+	var err error
+	c.task, err = c.s.startTask(c.ctx, c.rt, c.args)
+	c.res = c.task.Result
+	return finalErr(err)
 }
 
 // encodeResult encodes an App's result as JSON.

@@ -158,19 +158,12 @@ func observe(c *toolCall) error {
 	if args == nil {
 		args = c.in // a model's call is observed before its arguments are checked
 	}
-	c.ctx, c.ob = observeCall(c.ctx, c.s, c.origin, c.method(), c.remote, args)
+	c.ob = &callObs{s: c.s, start: time.Now(), call: Call{Origin: c.origin, Method: c.method(), RemoteName: c.remote, Server: c.s, Args: args}}
+	c.ctx, c.ob.span = c.s.opts.tel.startCall(c.ctx, c.s, &c.ob.call)
 	if c.exposed != nil {
 		c.ob.call.Tool, c.ob.call.Annotations = c.exposed.name, c.exposed.annotations
 	}
 	return nil
-}
-
-// observeCall starts following a call under ctx (already bounded by the caller); end must
-// be called.
-func observeCall(ctx context.Context, s *Server, origin Origin, method, remote string, args json.RawMessage) (context.Context, *callObs) {
-	ob := &callObs{s: s, start: time.Now(), call: Call{Origin: origin, Method: method, RemoteName: remote, Server: s, Args: args}}
-	ctx, ob.span = s.opts.tel.startCall(ctx, s, &ob.call)
-	return ctx, ob
 }
 
 // describe fills in what the listing says about the tool and the arguments to send.
@@ -194,7 +187,7 @@ func beforeCall(c *toolCall) error {
 	if c.exposed != nil {
 		c.ob.call.RemoteName = c.input.Name // the prompt, for prompts/get
 		c.ob.describe(nil, c.args)
-		c.ob.span.target(c.exposed.tool.method, c.input.Name, c.input.URI)
+		c.ob.span.target(c.exposed.tool.Method, c.input.Name, c.input.URI)
 	} else {
 		c.ob.describe(c.rt, c.args)
 	}

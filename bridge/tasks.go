@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // MCP tasks, client side. go-sdk v1.8.0 has none, so the bridge speaks this part itself:
@@ -150,25 +148,9 @@ func (e *TaskError) Unwrap() []error {
 // server decides: when it answers at once, the returned Task has no ID, status completed
 // and the Result.
 func (s *Server) StartTask(ctx context.Context, name string, args json.RawMessage) (Task, error) {
-	rt := s.rawTool(name) // a tool not listed (filtered, or new) is still sent
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	if !s.opts.observed() {
-		return s.startTask(ctx, rt, args)
-	}
-	budget, _ := s.callBudget(name)
-	ctx, release := wire.Bound(ctx, s.life, budget)
-	ctx, ob := observeCall(ctx, s, OriginCallTool, "tools/call", name, args)
-	ob.describe(rt, args)
-	var t Task
-	err := ob.before(ctx, rt.label)
-	if err == nil {
-		t, err = s.startTask(ctx, rt, args)
-	}
-	release()
-	ob.end(ctx, resultSize(t.Result), t.Result != nil && t.Result.IsError, err)
-	return t, err
+	c := &toolCall{s: s, origin: OriginCallTool, startTask: true, remote: name, in: args}
+	err := c.run(ctx)
+	return c.task, err
 }
 
 // PollTask asks the server once for the state of task id (tasks/get). A task that ended
