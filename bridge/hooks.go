@@ -140,10 +140,11 @@ func (o *options) observed() bool {
 
 // callObs follows one observed call: its description, its start, its span.
 type callObs struct {
-	s     *Server
-	call  Call
-	start time.Time
-	span  *callSpan // nil without tracing or metrics
+	s       *Server
+	call    Call
+	start   time.Time
+	span    *callSpan     // nil without tracing or metrics
+	timeout time.Duration // the call timeout (toolCall.timeout): it also bounds AfterCall
 }
 
 // observe is the stage that starts following a call when hooks or telemetry watch calls:
@@ -158,7 +159,7 @@ func observe(c *toolCall) error {
 	if args == nil {
 		args = c.in // a model's call is observed before its arguments are checked
 	}
-	c.ob = &callObs{s: c.s, start: time.Now(), call: Call{Origin: c.origin, Method: c.method(), RemoteName: c.remote, Server: c.s, Args: args}}
+	c.ob = &callObs{s: c.s, start: time.Now(), timeout: c.timeout, call: Call{Origin: c.origin, Method: c.method(), RemoteName: c.remote, Server: c.s, Args: args}}
 	c.ctx, c.ob.span = c.s.opts.tel.startCall(c.ctx, c.s, &c.ob.call)
 	if c.exposed != nil {
 		c.ob.call.Tool, c.ob.call.Annotations = c.exposed.name, c.exposed.annotations
@@ -222,7 +223,7 @@ func (ob *callObs) before(ctx context.Context, label string) error {
 	case err = <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
-		return ob.s.requestErr(ctx, PhaseCall, label+": waiting for BeforeCall", ob.s.opts.callTimeout(ob.s.cfg), err)
+		return ob.s.requestErr(ctx, PhaseCall, label+": waiting for BeforeCall", ob.timeout, err)
 	}
 	if err == nil {
 		return nil
@@ -263,7 +264,7 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	if h := ob.s.opts.AfterCall; h != nil {
 		// A live context: the call's values (its span, per-call headers) without its
 		// cancellation (the call's bound has just ended), bounded by the call timeout like BeforeCall.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ob.s.opts.callTimeout(ob.s.cfg))
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ob.timeout)
 		defer cancel()
 		h(actx, &ob.call, &end)
 	}
