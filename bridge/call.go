@@ -144,7 +144,7 @@ type toolCall struct {
 	res   *mcp.CallToolResult
 	text  string          // flatten: what the model reads; beforeCall: a denial's reason
 	json  json.RawMessage // encodeResult: the result as JSON (an App's call)
-	task  Task            // createTask: the task the server made
+	task  *Task           // createTask: the task the server made (StartTask only)
 	// resultErr is the tool's own failure the result reports (flatten: a
 	// *results.ToolError): the call's outcome, not a stage's failure, so the stages after
 	// flatten still run.
@@ -346,9 +346,8 @@ func appResult(c *toolCall) error {
 // createTask is StartTask's send stage: the tools/call as a task (taskrun.go), the task
 // it made, or the result when the server answered at once.
 func createTask(c *toolCall) error {
-	var err error
-	c.task, err = c.s.startTask(c.ctx, c.rt, c.args)
-	c.res = c.task.Result
+	t, err := c.s.startTask(c.ctx, c.rt, c.args)
+	c.task, c.res = &t, t.Result
 	return finalErr(err)
 }
 

@@ -150,7 +150,10 @@ func (e *TaskError) Unwrap() []error {
 func (s *Server) StartTask(ctx context.Context, name string, args json.RawMessage) (Task, error) {
 	c := &toolCall{s: s, origin: OriginCallTool, startTask: true, remote: name, in: args}
 	err := c.run(ctx)
-	return c.task, err
+	if c.task == nil { // refused before the request
+		return Task{}, err
+	}
+	return *c.task, err
 }
 
 // PollTask asks the server once for the state of task id (tasks/get). A task that ended
