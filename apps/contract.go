@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"strconv"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // ExtensionID is the MCP Apps extension identifier, the key under which a client advertises
@@ -91,16 +93,13 @@ var (
 // maxQuoted caps how much of an untrusted string is quoted into an error or problem text.
 const maxQuoted = 120
 
-// quote returns s quoted with %q, cut to maxQuoted bytes on a rune boundary.
+// quote returns s quoted with %q, cut to maxQuoted bytes on a rune boundary; the cut is
+// marked after the closing quote, so the quoted part is exactly the server's bytes.
 func quote(s string) string {
 	if len(s) <= maxQuoted {
-		return fmt.Sprintf("%q", s)
+		return strconv.Quote(s)
 	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q…", s[:cut])
+	return strconv.Quote(redact.ClipMark(s, maxQuoted, "")) + redact.Ellipsis
 }
 
 // ValidateRequest checks the parts of req that do not depend on which servers exist: the

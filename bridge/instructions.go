@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // cleanInstructions makes a server's instructions (initialize or server/discover) safe to
@@ -83,7 +85,7 @@ func InstructionsPrompt(servers []*Server) string {
 			if st.ServerVersion != "" {
 				name += " " + st.ServerVersion
 			}
-			fmt.Fprintf(&b, " name=%q", oneLine(strings.ToValidUTF8(name, "\uFFFD"))) // %q escapes what is not printable
+			fmt.Fprintf(&b, " name=%q", redact.Line(strings.ToValidUTF8(name, "\uFFFD"), 300)) // %q escapes what is not printable
 		}
 		b.WriteString(">\n")
 		b.WriteString(fenceInstructions(text))

@@ -14,6 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -273,7 +274,7 @@ func (t *telemetry) endCall(cs *callSpan, c *Call, end *CallEnd) {
 	if cs.span != nil {
 		if end.Outcome != OutcomeOK {
 			cs.span.SetAttributes(semconv.ErrorTypeKey.String(string(end.Outcome)))
-			cs.span.SetStatus(codes.Error, oneLine(end.Err.Error()))
+			cs.span.SetStatus(codes.Error, redact.Line(end.Err.Error(), 300))
 		}
 		cs.span.SetAttributes(attrArgsBytes.Int(end.ArgsBytes), attrResultBytes.Int(end.ResultBytes))
 		cs.span.End()
@@ -328,7 +329,7 @@ func (c *connectSpan) end(s *Server, serr *ServerError) {
 	}
 	if serr != nil {
 		c.span.SetAttributes(attrPhase.String(string(serr.Phase)), semconv.ErrorTypeKey.String(string(serr.Phase)))
-		c.span.SetStatus(codes.Error, oneLine(serr.Error()))
+		c.span.SetStatus(codes.Error, redact.Line(serr.Error(), 300))
 	} else if s != nil {
 		c.span.SetAttributes(s.netAttrs()...)
 		c.span.SetAttributes(attrTools.Int(len(s.Status().ModelTools)))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -213,13 +214,9 @@ func (s *Server) noteProtocol(sess *session, pin, why string, n *negotiation) {
 func shortCause(err error) string {
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && je.Code != codeRejected {
-		return fmt.Sprintf("%s (%d)", oneLine(je.Message), je.Code)
+		return fmt.Sprintf("%s (%d)", redact.Line(je.Message, 300), je.Code)
 	}
-	msg := oneLine(err.Error())
-	if len(msg) > 120 {
-		msg = msg[:120] + "…"
-	}
-	return msg
+	return redact.Line(err.Error(), 120)
 }
 
 // versionFromRefusal reads a -32022 UnsupportedProtocolVersion error: it returns the newest

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // proxy serves one validated App request on server s; see Set.Proxy.
@@ -54,7 +54,7 @@ func proxy(ctx context.Context, s *Server, req apps.ProxyRequest) (json.RawMessa
 		}
 		_ = json.Unmarshal(params, &p)
 		// The App's text is untrusted and unbounded: only its head is logged.
-		attrs := []any{"level", logCut(p.Level, 32), "logger", logCut(p.Logger, 128), "data", logCut(string(p.Data), maxLoggedAppData)}
+		attrs := []any{"level", redact.Clip(p.Level, 32), "logger", redact.Clip(p.Logger, 128), "data", redact.Clip(string(p.Data), maxLoggedAppData)}
 		if len(p.Data) > maxLoggedAppData {
 			attrs = append(attrs, "dataBytes", len(p.Data))
 		}
@@ -87,14 +87,3 @@ func resolveApp(c *toolCall) error {
 
 // maxLoggedAppData is how much of an App's notifications/message data is logged.
 const maxLoggedAppData = 2 << 10
-
-// logCut returns s cut to at most n bytes on a UTF-8 boundary, with "…" when cut.
-func logCut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}

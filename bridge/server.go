@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,7 +153,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		s.configErr = err
 	}
 	if !o.Tasks.Valid() { // cfg's own values passed config.Validate in dial
-		s.configErr = fmt.Errorf("unknown task mode %q (want auto, always or never)", cmpOr(string(cfg.Tasks), string(o.Tasks)))
+		s.configErr = fmt.Errorf("unknown task mode %q (want auto, always or never)", cmp.Or(string(cfg.Tasks), string(o.Tasks)))
 	}
 	return s
 }
@@ -401,14 +402,6 @@ func (s *Server) startErr(ctx context.Context, err error, started time.Time) err
 		return errServerClosed
 	}
 	return err
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
 
 func marshalNoEscape(v any) json.RawMessage {

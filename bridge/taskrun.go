@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
@@ -54,7 +56,7 @@ func (t *taskTable) add(r *taskRun, created bool) error {
 		if created {
 			return &TaskError{TaskID: r.id, Kind: ErrUnknownTask, Err: errReusedID}
 		}
-		return fmt.Errorf("task %s is already being awaited by another call", quoteCut(r.id))
+		return fmt.Errorf("task %s is already being awaited by another call", redact.Quote(r.id, 64))
 	}
 	if created {
 		if err := t.created(r.id, r.sess); err != nil {
@@ -137,9 +139,9 @@ type taskRun struct {
 func (s *Server) newRun(ctx context.Context, rt *remoteTool, tool, id string, f flavour) *taskRun {
 	r := &taskRun{s: s, rt: rt, tool: tool, id: id, ctx: ctx, flav: f, created: time.Now()}
 	if tool != "" {
-		r.label = fmt.Sprintf("tool %q: task %s", tool, quoteCut(id))
+		r.label = fmt.Sprintf("tool %q: task %s", tool, redact.Quote(id, 64))
 	} else {
-		r.label = "task " + quoteCut(id)
+		r.label = "task " + redact.Quote(id, 64)
 	}
 	return r
 }
@@ -446,7 +448,7 @@ func (r *taskRun) poll(ctx context.Context) (Task, error) {
 	}
 	st.fromGet = true
 	if st.ID != r.id {
-		return Task{}, r.taskErr(ErrUnknownTask, fmt.Errorf("tasks/get answered about task %s", quoteCut(st.ID)))
+		return Task{}, r.taskErr(ErrUnknownTask, fmt.Errorf("tasks/get answered about task %s", redact.Quote(st.ID, 64)))
 	}
 	if f == flavourExt && st.result != nil {
 		if res, err := decodeToolResult(st.result); err == nil {
@@ -490,7 +492,7 @@ func (r *taskRun) result2025(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	_ = json.Unmarshal(raw, &head)
 	if id := relatedTask(head.Meta); id != "" && id != r.id {
-		return nil, r.taskErr(ErrUnknownTask, fmt.Errorf("tasks/result answered with the result of task %s", quoteCut(id)))
+		return nil, r.taskErr(ErrUnknownTask, fmt.Errorf("tasks/result answered with the result of task %s", redact.Quote(id, 64)))
 	}
 	return decodeToolResult(raw)
 }
@@ -576,25 +578,25 @@ func (r *taskRun) answer(ctx context.Context, raw json.RawMessage) error {
 	responses := make(map[string]json.RawMessage, len(todo))
 	for _, k := range todo {
 		if len(k) > maxInputKeyBytes || !validText(k) {
-			return r.taskErr(ErrTaskFailed, fmt.Errorf("the server sent an unusable input request key %s", quoteCut(k)))
+			return r.taskErr(ErrTaskFailed, fmt.Errorf("the server sent an unusable input request key %s", redact.Quote(k, 64)))
 		}
 		var one struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
 		if err := json.Unmarshal(reqs[k], &one); err != nil {
-			return r.taskErr(ErrTaskFailed, fmt.Errorf("input request %s is not a request: %w", quoteCut(k), err))
+			return r.taskErr(ErrTaskFailed, fmt.Errorf("input request %s is not a request: %w", redact.Quote(k, 64), err))
 		}
 		if one.Method != "elicitation/create" {
-			return r.taskErr(ErrTaskFailed, fmt.Errorf("the server asks for %s (input request %s), which mcpbridge does not answer", quoteCut(one.Method), quoteCut(k)))
+			return r.taskErr(ErrTaskFailed, fmt.Errorf("the server asks for %s (input request %s), which mcpbridge does not answer", redact.Quote(one.Method, 64), redact.Quote(k, 64)))
 		}
 		var p mcp.ElicitParams
 		if err := json.Unmarshal(one.Params, &p); err != nil {
-			return r.taskErr(ErrTaskFailed, fmt.Errorf("input request %s: elicitation params: %w", quoteCut(k), err))
+			return r.taskErr(ErrTaskFailed, fmt.Errorf("input request %s: elicitation params: %w", redact.Quote(k, 64), err))
 		}
 		res, err := r.s.answerElicitation(ctx, r.id, &p)
 		if err != nil {
-			return fmt.Errorf("input request %s: %w", quoteCut(k), err)
+			return fmt.Errorf("input request %s: %w", redact.Quote(k, 64), err)
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -636,7 +638,7 @@ func (s *Server) answerElicitation(ctx context.Context, taskID string, p *mcp.El
 			return nil, errors.New("URL elicitation without a URL")
 		}
 	default:
-		return nil, fmt.Errorf("unsupported elicitation mode %s", quoteCut(mode))
+		return nil, fmt.Errorf("unsupported elicitation mode %s", redact.Quote(mode, 64))
 	}
 	s.catMu.Lock()
 	s.status.Elicitations++
@@ -721,7 +723,7 @@ func (s *Server) elicitationContext(ctx context.Context, meta map[string]any) (c
 	}
 	run := s.tasks.get(id)
 	if run == nil {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no task " + strconv.Quote(cleanText(id, 64)) + " is waiting for input"}
+		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no task " + redact.Quote(id, 64) + " is waiting for input"}
 	}
 	return run.ctx, id, nil
 }
@@ -813,19 +815,12 @@ func (s *Server) taskTap(sess *session, rt *remoteTool, force bool) (*wire.Tap, 
 		}
 	default:
 		if force {
-			return nil, fmt.Errorf("%s does not run as a task (execution.taskSupport %s)", rt.label, quoteCut(cmpOr(rt.taskSupport, "absent")))
+			return nil, fmt.Errorf("%s does not run as a task (execution.taskSupport %s)", rt.label, redact.Quote(cmp.Or(rt.taskSupport, "absent"), 64))
 		}
 		return nil, nil
 	}
 	ttl := strconv.FormatInt(s.taskTimeout().Milliseconds(), 10)
 	return &wire.Tap{Method: "tools/call", Param: "task", Value: json.RawMessage(`{"ttl":` + ttl + `}`), Keep: isTaskHandle}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // requiredTaskProblem says why a tool whose execution.taskSupport is "required" cannot be

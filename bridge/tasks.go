@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // MCP tasks, client side. go-sdk v1.8.0 has none, so the bridge speaks this part itself:
@@ -277,7 +278,7 @@ func taskTools(remote map[string]*remoteTool) []TaskTool {
 // checkTaskID refuses IDs no server can have issued: empty, oversized, not UTF-8.
 func checkTaskID(id string) error {
 	if id == "" || len(id) > maxTaskIDBytes || !validText(id) {
-		return fmt.Errorf("task ID %s: %w", quoteCut(id), ErrUnknownTask)
+		return fmt.Errorf("task ID %s: %w", redact.Quote(id, 64), ErrUnknownTask)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -410,7 +411,7 @@ func (fx *taskServer) result(ctx context.Context, ss *mcp.ServerSession, id stri
 			var m map[string]any
 			_ = json.Unmarshal(t.result, &m)
 			fx.mu.Unlock()
-			m["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmpOr(fx.relatedID, id)}}
+			m["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmp.Or(fx.relatedID, id)}}
 			return raw(m), nil
 		case status == "failed":
 			return nil, t.rpcErr
@@ -419,7 +420,7 @@ func (fx *taskServer) result(ctx context.Context, ss *mcp.ServerSession, id stri
 		}
 		if p != nil {
 			q := *p
-			q.Meta = mcp.Meta{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmpOr(fx.relatedID, id)}}
+			q.Meta = mcp.Meta{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmp.Or(fx.relatedID, id)}}
 			res, err := ss.Elicit(ctx, &q)
 			if err != nil {
 				res = &mcp.ElicitResult{Action: "cancel"}
@@ -562,13 +563,6 @@ func (fx *taskServer) counts() (gets int, cancels []string, updates int) {
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	return fx.gets, append([]string(nil), fx.cancels...), len(fx.updates)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // readAllRestore reads a request body and puts it back for the next handler.

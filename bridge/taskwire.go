@@ -8,13 +8,13 @@ import (
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
@@ -192,12 +192,12 @@ func parseTask(raw json.RawMessage, f flavour) (taskState, error) {
 	st := taskState{Task: Task{
 		ID:            w.TaskID,
 		Status:        TaskStatus(w.Status),
-		StatusMessage: cleanText(w.StatusMessage, maxStatusMsgBytes),
+		StatusMessage: redact.Clean(w.StatusMessage, maxStatusMsgBytes),
 		CreatedAt:     parseTime(w.CreatedAt),
 		LastUpdatedAt: parseTime(w.LastUpdatedAt),
 	}}
 	if !st.Status.known() {
-		return taskState{}, fmt.Errorf("task %q has unknown status %s", w.TaskID, quoteCut(w.Status))
+		return taskState{}, fmt.Errorf("task %q has unknown status %s", w.TaskID, redact.Quote(w.Status, 64))
 	}
 	ttl, poll := w.TTL, w.PollInterval
 	if f == flavourExt || (len(ttl) == 0 && len(poll) == 0) {
@@ -214,7 +214,7 @@ func parseTask(raw json.RawMessage, f flavour) (taskState, error) {
 	if present(w.Error) {
 		var je jsonrpc.Error
 		if json.Unmarshal(w.Error, &je) == nil {
-			je.Message = cleanText(je.Message, maxStatusMsgBytes)
+			je.Message = redact.Clean(je.Message, maxStatusMsgBytes)
 			st.rpcErr = &je
 		} else {
 			st.rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server sent an error that is not a JSON-RPC error object"}
@@ -254,19 +254,6 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-// cleanText bounds a server's text and makes it valid UTF-8.
-func cleanText(s string, limit int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
 // validText reports whether s is valid UTF-8 without control characters.
 func validText(s string) bool {
 	if !utf8.ValidString(s) {
@@ -278,11 +265,6 @@ func validText(s string) bool {
 		}
 	}
 	return true
-}
-
-// quoteCut quotes a server's string for an error, cut to 64 bytes.
-func quoteCut(s string) string {
-	return strconv.Quote(cleanText(s, 64))
 }
 
 // relatedTask returns the task ID of a message's io.modelcontextprotocol/related-task

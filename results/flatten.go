@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // DefaultMaxBytes is the cap [Flatten] applies to its text when [Options].MaxBytes is 0.
@@ -187,7 +187,7 @@ func label(kind, uri string, details ...string) string {
 		default:
 			b.WriteString(": ")
 		}
-		b.WriteString(clean(d, 200))
+		b.WriteString(redact.Controls(redact.Clip(d, 200), ' '))
 		n++
 	}
 	if uri != "" && n > 0 {
@@ -202,27 +202,10 @@ func label(kind, uri string, details ...string) string {
 func cleanURI(uri string) string {
 	if len(uri) >= 5 && strings.EqualFold(uri[:5], "data:") {
 		if i := strings.IndexByte(uri, ','); i >= 0 && i+1 < len(uri) {
-			return clean(uri[:i+1], 100) + "…(" + sizeNote(int64(len(uri)-i-1)) + ")"
+			return redact.Controls(redact.Clip(uri[:i+1], 100), ' ') + "…(" + sizeNote(int64(len(uri)-i-1)) + ")"
 		}
 	}
-	return clean(uri, 500)
-}
-
-// clean makes server-supplied s fit on one line of at most about n bytes.
-func clean(s string, n int) string {
-	if len(s) > n {
-		i := n
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
+	return redact.Controls(redact.Clip(uri, 500), ' ')
 }
 
 // sizeNote formats a byte count: "3 B", "5.4 KB", "12.0 MB".

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // exitWait is how long a failed read or write of a stdio server's pipes waits
@@ -102,8 +104,5 @@ func lastLine(s string, max int) string {
 		s = s[i+1:]
 	}
 	s = strings.TrimSpace(s)
-	if len(s) > max {
-		s = strings.ToValidUTF8(s[:max], "") + "…"
-	}
-	return s
+	return redact.Clip(s, max)
 }

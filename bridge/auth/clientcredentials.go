@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"golang.org/x/oauth2"
 )
 
@@ -155,7 +156,7 @@ func (c *ccSource) fetch(ctx context.Context) (*oauth2.Token, error) {
 			msg = "no access_token"
 		}
 		if tr.Description != "" {
-			msg += ": " + oneLine(tr.Description)
+			msg += ": " + redact.Line(tr.Description, 300)
 		}
 		return nil, fmt.Errorf("auth: token endpoint answered %d: %s", resp.StatusCode, msg)
 	}
@@ -251,13 +252,4 @@ func sign(key crypto.Signer, alg string, input []byte) ([]byte, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("auth: unsupported signing algorithm %q", alg)
-}
-
-// oneLine squeezes s onto one line of at most 300 bytes, for errors.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }

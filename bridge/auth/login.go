@@ -10,11 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // The web login engine (package doc, "Web logins"): Logins holds one server's flows waiting
@@ -260,7 +263,7 @@ func (l *Logins) Complete(ctx context.Context, user string, query url.Values) er
 		f.cancel <- errors.New("the callback came for another user")
 		return l.set.Fail(fmt.Errorf("login: the callback is for user %q, the login was started for another user; login ended", user))
 	case query.Get("error") != "":
-		e := fmt.Errorf("the authorization server refused: %s", clip(query.Get("error")+" "+query.Get("error_description"), maxErrorText))
+		e := fmt.Errorf("the authorization server refused: %s", strconv.Quote(strings.TrimSpace(redact.ClipMark(query.Get("error")+" "+query.Get("error_description"), maxErrorText, ""))))
 		f.cancel <- e
 	case code == "" || len(code) > maxCallbackValue || len(iss) > maxCallbackValue:
 		f.cancel <- errors.New("the callback has no valid code")
@@ -320,12 +323,4 @@ func relayedQuery(q url.Values) url.Values {
 		}
 	}
 	return out
-}
-
-// clip bounds and quotes untrusted text for an error.
-func clip(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return fmt.Sprintf("%q", strings.TrimSpace(s))
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // SearchMode says who searches the deferred tools of a Toolset.
@@ -241,23 +242,12 @@ func namespaceDescription(ns *namespace, entries []entry) string {
 	if head == "" {
 		head = "Tools."
 	}
-	head = cutText(head, maxNamespaceDescription)
+	head = redact.Clip(head, maxNamespaceDescription)
 	names := make([]string, len(ns.entries))
 	for i, j := range ns.entries {
 		names[i] = entries[j].tool.Name
 	}
-	return fmt.Sprintf("%s %d tools: %s", head, len(names), cutText(strings.Join(names, ", "), maxNamespaceToolList))
-}
-
-// cutText cuts s to at most n bytes at a rune boundary, marking the cut with "…".
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return fmt.Sprintf("%s %d tools: %s", head, len(names), redact.Clip(strings.Join(names, ", "), maxNamespaceToolList))
 }
 
 // searchArgs are the arguments of a search call: a query (every client search) and, from
@@ -364,7 +354,7 @@ func (df *deferral) searchDescription(namespaces bool) string {
 	if len(df.spaces) > 0 && !namespaces {
 		b.WriteString("\nServers:")
 		for _, ns := range df.spaces {
-			fmt.Fprintf(&b, "\n- %s: %s", ns.name, cutText(ns.description, maxNamespaceDescription))
+			fmt.Fprintf(&b, "\n- %s: %s", ns.name, redact.Clip(ns.description, maxNamespaceDescription))
 		}
 	}
 	return b.String()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // refusingLoader keeps the meta-schema check from reading files or fetching URLs that a
@@ -50,7 +51,7 @@ func checkDraft202012(root *object) string {
 func metaSchemaMessage(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return oneLine(err.Error())
+		return redact.Line(err.Error(), 200)
 	}
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
@@ -60,13 +61,5 @@ func metaSchemaMessage(err error) string {
 		msg = msg[i+1:]
 	}
 	msg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "-"))
-	return oneLine(msg)
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
+	return redact.Line(msg, 200)
 }

@@ -525,11 +525,7 @@ func walkSchemas(root *object, ptr string, fn func(n *object, ptr string, in pos
 
 // compact renders a small JSON value for a message, cut at 60 bytes.
 func compact(v any) string {
-	b := encode(v)
-	if len(b) > 60 {
-		return strings.ToValidUTF8(string(b[:60]), "") + "…"
-	}
-	return string(b)
+	return redact.Clip(string(encode(v)), 60)
 }
 
 // Summary counts findings per rule, for reports: "strict-required ×12, array-items ×1".

@@ -44,6 +44,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // DefaultTimeout bounds one store operation when Options.Timeout is zero.
@@ -247,7 +248,7 @@ func (s *Store) open(op, rk, v string) ([]byte, error) {
 	}
 	g, ok := s.aead[parts[1]]
 	if !ok {
-		return nil, fmt.Errorf("redis token store: %s: sealed with key %q, which is not among Keys", op, clip(parts[1], 64))
+		return nil, fmt.Errorf("redis token store: %s: sealed with key %q, which is not among Keys", op, redact.ClipMark(parts[1], 64, ""))
 	}
 	ct, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(ct) < g.NonceSize()+g.Overhead() {
@@ -258,11 +259,4 @@ func (s *Store) open(op, rk, v string) ([]byte, error) {
 		return nil, fmt.Errorf("redis token store: %s: the value does not decrypt with key %q (tampered, or moved from another key)", op, parts[1])
 	}
 	return plain, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return s
 }

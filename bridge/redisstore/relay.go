@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // The login relay (auth.LoginRelay): a replica whose login waits for its callback
@@ -212,7 +213,7 @@ func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Value
 	case out.Unknown:
 		return fmt.Errorf("redis token store: login relay: %w", auth.ErrLoginUnknown)
 	}
-	return fmt.Errorf("on the replica that started the login: %s", clip(out.Err, maxErrText))
+	return fmt.Errorf("on the replica that started the login: %s", redact.ClipMark(out.Err, maxErrText, ""))
 }
 
 // maxErrText bounds an error relayed back.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Param is one parameter of a tool: its name and description (see Params).
@@ -148,7 +150,7 @@ func New(docs []Document) *Index {
 	shared := func(text string) []string {
 		ts, ok := split[text]
 		if !ok {
-			ts = terms(nil, bound(text), nil)
+			ts = terms(nil, redact.ClipMark(text, maxDocText, ""), nil)
 			split[text] = ts
 		}
 		return ts
@@ -157,16 +159,16 @@ func New(docs []Document) *Index {
 	for i, d := range docs {
 		ix.names[i] = d.Name
 		ft := &all[i]
-		ft[fieldName] = terms(nil, bound(d.Name), nil)
-		ft[fieldTitle] = terms(nil, bound(d.Title), nil)
-		ft[fieldDescription] = terms(nil, bound(d.Description), nil)
+		ft[fieldName] = terms(nil, redact.ClipMark(d.Name, maxDocText, ""), nil)
+		ft[fieldTitle] = terms(nil, redact.ClipMark(d.Title, maxDocText, ""), nil)
+		ft[fieldDescription] = terms(nil, redact.ClipMark(d.Description, maxDocText, ""), nil)
 		var pn, pd []string
 		for j, p := range d.Params {
 			if j >= maxParams {
 				break
 			}
-			pn = terms(pn, bound(p.Name), nil)
-			pd = terms(pd, bound(p.Description), nil)
+			pn = terms(pn, redact.ClipMark(p.Name, maxDocText, ""), nil)
+			pd = terms(pd, redact.ClipMark(p.Description, maxDocText, ""), nil)
 		}
 		ft[fieldParamName], ft[fieldParamDescription] = pn, pd
 		ft[fieldServer] = shared(d.Server)
@@ -290,7 +292,7 @@ func (ix *Index) Len() int { return len(ix.names) }
 // Search returns the k best documents for query, best first; fewer when fewer match, none
 // for a query without a meaningful word. Ties keep document order. k <= 0 means every match.
 func (ix *Index) Search(query string, k int) []Hit {
-	qt := ix.queryTerms(terms(nil, bound(query), ix.knows))
+	qt := ix.queryTerms(terms(nil, redact.ClipMark(query, maxDocText, ""), ix.knows))
 	if len(qt) == 0 || len(ix.names) == 0 {
 		return nil
 	}
@@ -450,14 +452,6 @@ func nameMatch(w float64) float64 {
 		return relatedMatch
 	}
 	return 0
-}
-
-// bound cuts text to maxDocText bytes (a rune split there only makes one odd word).
-func bound(s string) string {
-	if len(s) > maxDocText {
-		return s[:maxDocText]
-	}
-	return s
 }
 
 func isNumber(t string) bool {

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // defaultLoginWait is how long login waits for the browser to come back.
@@ -53,7 +53,7 @@ func runLogin(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		line, err := loginOne(ctx, env, fl, log, cfg, freshStore{store}, wait)
 		if err != nil {
 			failed++
-			fmt.Fprintf(env.stdout, "%s: login failed: %s\n", escapeLine(cfg.ID), escapeLine(oneLine(err.Error())))
+			fmt.Fprintf(env.stdout, "%s: login failed: %s\n", escapeLine(cfg.ID), escapeLine(redact.OneLine(err.Error())))
 			if ctx.Err() != nil {
 				break
 			}
@@ -278,8 +278,8 @@ func (lb *loopback) callback(w http.ResponseWriter, r *http.Request) {
 	var res callbackResult
 	switch {
 	case q.Get("error") != "":
-		msg := printable(q.Get("error"))
-		if d := printable(q.Get("error_description")); d != "" {
+		msg := redact.Line(redact.ASCII(q.Get("error"), ' '), maxCallbackText)
+		if d := redact.Line(redact.ASCII(q.Get("error_description"), ' '), maxCallbackText); d != "" {
 			msg += ": " + d
 		}
 		res.err = fmt.Errorf("login: the authorization server answered %s", msg)
@@ -294,21 +294,6 @@ func (lb *loopback) callback(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "mcpbridge: logged in. You can close this tab.")
 	}
 	lb.got <- res
-}
-
-// printable is s from an untrusted party, bounded and with nothing but printable ASCII.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e {
-			return ' '
-		}
-		return r
-	}, s)
-	s = oneLine(s)
-	if len(s) > maxCallbackText {
-		s = s[:maxCallbackText] + "…"
-	}
-	return s
 }
 
 // levelFor is base, or debug with -v.

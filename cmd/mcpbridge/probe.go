@@ -14,6 +14,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/bridge/tokens"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // stderrTailLines is how many lines of a failed stdio server's stderr the report shows.
@@ -151,7 +152,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	rep := buildReport(path, cfgs, set, p.results(), tokens.New())
 	rep.Warnings = warnings
 	if cerr != nil && ctx.Err() == nil {
-		rep.Error = oneLine(cerr.Error())
+		rep.Error = redact.OneLine(cerr.Error())
 	}
 	if fl.json {
 		var buf bytes.Buffer
@@ -255,7 +256,7 @@ func (p *progress) done(st bridge.ServerStatus, elapsed time.Duration) {
 	p.mu.Unlock()
 	var line string
 	if st.Err != nil {
-		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), escapeLine(st.ID), st.Err.Phase, escapeLine(oneLine(errText(st.Err, p.path))))
+		line = fmt.Sprintf("%s %s  %s: %s", p.con.paint(ansiRed, "✗"), escapeLine(st.ID), st.Err.Phase, escapeLine(redact.OneLine(errText(st.Err, p.path))))
 	} else {
 		line = fmt.Sprintf("%s %s  %d tools  %s", p.con.paint(ansiGreen, "✓"), escapeLine(st.ID), len(st.ModelTools), fmtDur(elapsed))
 		if st.Auth != nil {
@@ -298,8 +299,6 @@ func loginHint(e *bridge.ServerError, path string) string {
 	}
 	return fmt.Sprintf("; run `mcpbridge login %s %s`", path, e.Server)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // buildReport assembles the report in config order. Live servers report Server.Status() and
 // their final tools (names after clashes across servers); failed ones the value OnStatus got.

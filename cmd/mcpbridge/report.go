@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -85,7 +86,7 @@ func writeReport(w io.Writer, rep *probeReport) error {
 			row("App tools", apps...)
 		}
 		if sr.Tasks != "" || len(sr.TaskTools) > 0 {
-			row("tasks", cmpOr(sr.Tasks, "not offered by the server"))
+			row("tasks", cmp.Or(sr.Tasks, "not offered by the server"))
 		}
 		var taskTools []string
 		for _, t := range sr.TaskTools {
@@ -204,12 +205,4 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-// cmpOr returns a, or b when a is empty.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

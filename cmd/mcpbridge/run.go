@@ -16,6 +16,7 @@ import (
 	"github.com/lmittmann/tint"
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/bridge/config"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // cliEnv is what a command writes to.
@@ -169,10 +170,7 @@ func lastLines(s string, n int) []string {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if len(l) > 300 {
-			l = strings.ToValidUTF8(l[:300], "") + "…"
-		}
-		out = append(out, l)
+		out = append(out, redact.Clip(l, 300))
 	}
 	if len(out) > n {
 		out = out[len(out)-n:]

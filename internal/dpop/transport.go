@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Limits on what a server controls.
@@ -284,7 +285,7 @@ func challenge(resp *http.Response, host string) *Refusal {
 		}
 		for _, c := range cs {
 			if e := c.Params["error"]; strings.EqualFold(c.Scheme, "dpop") && (e == ErrUseNonce || e == ErrInvalidProof) {
-				return &Refusal{Host: host, Code: e, Description: printable(c.Params["error_description"])}
+				return &Refusal{Host: host, Code: e, Description: redact.ASCII(redact.ClipMark(c.Params["error_description"], 200, "..."), '?')}
 			}
 		}
 	case http.StatusBadRequest:
@@ -305,24 +306,10 @@ func challenge(resp *http.Response, host string) *Refusal {
 			Description string `json:"error_description"`
 		}
 		if json.Unmarshal(head, &e) == nil && (e.Error == ErrUseNonce || e.Error == ErrInvalidProof) {
-			return &Refusal{Host: host, Code: e.Error, Description: printable(e.Description)}
+			return &Refusal{Host: host, Code: e.Error, Description: redact.ASCII(redact.ClipMark(e.Description, 200, "..."), '?')}
 		}
 	}
 	return nil
-}
-
-// printable is a server's error description for a message: at most 200 bytes of printable
-// ASCII, anything else replaced.
-func printable(s string) string {
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 // SameEndpoint reports whether req goes to endpoint: same scheme, host and path (a trailing

@@ -19,3 +19,13 @@ func Example() {
 	// {DEBUG=***,GITHUB_TOKEN=***}
 	// post "https://h/mcp?key=***": connection refused
 }
+
+// An untrusted server's message goes into an error as one bounded, quoted line.
+func ExampleQuote() {
+	msg := "bad\nrequest: \x1b[31mred"
+	fmt.Println(redact.Quote(redact.OneLine(msg), 12))
+	fmt.Println(redact.Line("first\nsecond third", 12))
+	// Output:
+	// "bad request:…"
+	// first second…
+}

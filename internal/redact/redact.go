@@ -9,6 +9,10 @@
 //
 // Masking is one-way and coarse on purpose: a masked value is [Mask], whatever its length,
 // so output never hints at a secret's size or prefix.
+//
+// The package also holds the module's one set of helpers for untrusted text (a server's
+// error, an authorization server's answer) put into errors, logs and statuses: [OneLine],
+// [Clip], [Line], [Clean], [Quote], [ASCII] and [Controls].
 package redact
 
 import (

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Schema budgets. A server's schema is code the bridge runs: the validator follows $ref,
@@ -311,7 +313,7 @@ func (m *schemaMeter) refCost(base, ref string, d int) int64 {
 	ptr, ok := m.resolve(base, ref)
 	if !ok {
 		if m.err == nil {
-			m.err = fmt.Errorf("%w: %q", errUnresolvedRef, oneLine(ref))
+			m.err = fmt.Errorf("%w: %q", errUnresolvedRef, redact.Line(ref, 300))
 		}
 		return 1
 	}

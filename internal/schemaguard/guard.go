@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 const (
@@ -176,7 +177,7 @@ func schemaProblem(what string, overBudget bool, err error) string {
 			consequence = ", structuredContent is not checked"
 		}
 	}
-	return what + " " + verdict + consequence + ": " + oneLine(err.Error())
+	return what + " " + verdict + consequence + ": " + redact.Line(err.Error(), 300)
 }
 
 // check compiles the schema to find errors, waiting no longer than ctx; a compile that
@@ -344,7 +345,7 @@ func (l *Schema) CheckOutput(ctx context.Context, structured any, log *slog.Logg
 		log.Debug("structuredContent not checked against the outputSchema", "tool", tool, "reason", err)
 	default:
 		msg := strings.TrimPrefix(err.Error(), ErrInvalidArguments.Error()+": ")
-		log.Warn("structuredContent does not match the tool's outputSchema", "tool", tool, "err", oneLine(msg))
+		log.Warn("structuredContent does not match the tool's outputSchema", "tool", tool, "err", redact.Line(msg, 300))
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // ErrInvalidArguments is wrapped by every error saying arguments are not a JSON object or do
@@ -164,7 +165,7 @@ func validateInstance(sch *jsonschema.Schema, inst any) error {
 	var msgs []string
 	collectLeaves(ve, &msgs)
 	if len(msgs) == 0 {
-		msgs = append(msgs, oneLine(ve.Error()))
+		msgs = append(msgs, redact.Line(ve.Error(), 300))
 	}
 	const maxMsgs = 8
 	if len(msgs) > maxMsgs {
@@ -224,13 +225,4 @@ func ToValue(v any) any {
 		return v
 	}
 	return out
-}
-
-// oneLine squeezes s onto one line of at most 300 bytes, for logs and problems.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }

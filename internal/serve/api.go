@@ -16,6 +16,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -258,7 +259,7 @@ func (h *Host) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	s, ok := h.opts.Set.Lookup(req.Server)
 	if !ok || s.ID() != req.Server {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no server %s", quoteCut(req.Server))})
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no server %s", redact.Quote(req.Server, 80))})
 		return
 	}
 	start := time.Now()
@@ -266,7 +267,7 @@ func (h *Host) handleCall(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	resp, ok := h.call(ctx, s, req)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %s has no tool %s", quoteCut(req.Server), quoteCut(req.Tool))})
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %s has no tool %s", redact.Quote(req.Server, 80), redact.Quote(req.Tool, 80))})
 		return
 	}
 	resp.DurationMs = time.Since(start).Milliseconds()
@@ -353,7 +354,7 @@ func (h *Host) proxyHandler() http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		h.log.Info("MCP App request", "server", req.ServerID+req.ServerHash, "method", req.Method,
-			"target", quoteCut(req.Params.Name+req.Params.URI), "status", rec.status)
+			"target", redact.Quote(req.Params.Name+req.Params.URI, 80), "status", rec.status)
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // CSP is the _meta.ui.csp of an MCP Apps UI resource: the origins a View may reach. Empty
@@ -67,7 +69,7 @@ func ParseCSP(raw []byte) (CSP, []string) {
 				problems = append(problems, fmt.Sprintf("csp.%s has more than %d entries; the rest are ignored", key, maxCSPSources))
 				return out
 			case len(s) > maxCSPSourceLen || !cspSource.MatchString(s):
-				problems = append(problems, fmt.Sprintf("csp.%s[%d] %s is not an origin this host allows; ignored", key, i, quoteCut(s)))
+				problems = append(problems, fmt.Sprintf("csp.%s[%d] %s is not an origin this host allows; ignored", key, i, redact.Quote(s, 80)))
 			default:
 				out = append(out, s)
 			}
@@ -114,13 +116,4 @@ func (c CSP) Policy(frameAncestors ...string) string {
 		d = append(d, "frame-ancestors "+strings.Join(frameAncestors, " "))
 	}
 	return strings.Join(d, "; ")
-}
-
-// quoteCut quotes s for a problem text, cut to a readable length.
-func quoteCut(s string) string {
-	const max = 80
-	if len(s) > max {
-		s = strings.ToValidUTF8(s[:max], "") + "…"
-	}
-	return fmt.Sprintf("%q", s)
 }
