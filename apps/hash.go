@@ -72,6 +72,10 @@ const hexDigits = "0123456789abcdef"
 // with '"' and '\' backslash-escaped, \b \f \n \r \t for those controls, \u00xx (lowercase
 // hex) for the other characters below U+0020, and everything else raw. Invalid UTF-8 bytes
 // become U+FFFD, so the output is always valid UTF-8 JSON.
+//
+// It is deliberately not internal/jsonstr, the module's JSON string encoder: the hash must
+// equal what a browser computes over JSON.stringify, which leaves U+2028 and U+2029 raw and
+// writes U+FFFD itself where encoding/json escapes them (\u2028, \ufffd).
 func appendJSString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 )
 
 // appendGeneric appends the compact JSON of a generic value (see isGeneric) to b exactly as
@@ -24,7 +25,7 @@ func appendGeneric(b []byte, v any, depth int, keys *[][]string) ([]byte, bool) 
 	case float64:
 		return appendFloat(b, v)
 	case string:
-		return appendString(b, v), true
+		return jsonstr.Append(b, v), true
 	case []any:
 		b = append(b, '[')
 		for i, e := range v {
@@ -53,7 +54,7 @@ func appendGeneric(b []byte, v any, depth int, keys *[][]string) ([]byte, bool) 
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
 			var ok bool
 			if b, ok = appendGeneric(b, v[k], depth+1, keys); !ok {
@@ -83,59 +84,4 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return b, true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString quotes s like encoding/json without HTML escaping: invalid UTF-8 becomes
-// U+FFFD, and U+2028 and U+2029 are escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 )
 
 // Schemas and arguments are untrusted (a server sent the schema, a model wrote the
@@ -203,34 +205,8 @@ func encodeTo(b *bytes.Buffer, v any) {
 	}
 }
 
-// encodeString writes s as a JSON string: quotes, backslashes and control characters
-// escaped, invalid UTF-8 replaced by U+FFFD (as encoding/json does), U+2028/9 escaped.
-func encodeString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x2028 || r == 0x2029:
-			b.WriteString(`\u`)
-			b.WriteByte(hex[r>>12&0xf])
-			b.WriteByte(hex[r>>8&0xf])
-			b.WriteByte(hex[r>>4&0xf])
-			b.WriteByte(hex[r&0xf])
-		default:
-			b.WriteRune(r) // utf8.RuneError for invalid bytes: written as U+FFFD
-		}
-	}
-	b.WriteByte('"')
-}
+// encodeString writes s as a JSON string (see [jsonstr.Append]).
+func encodeString(b *bytes.Buffer, s string) { b.Write(jsonstr.Append(b.AvailableBuffer(), s)) }
 
 // jsonEqual reports whether a and b are the same JSON value (numbers compared by value).
 func jsonEqual(a, b any) bool {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 )
 
 // Direct calls: tools/call sent on the connection beside go-sdk's session. go-sdk's
@@ -104,7 +105,7 @@ func encodeCallToolParams(p *mcp.CallToolParams, env json.RawMessage) (json.RawM
 			buf = append(buf, ',')
 		}
 		buf = append(buf, `"name":`...)
-		buf = appendString(buf, p.Name)
+		buf = jsonstr.Append(buf, p.Name)
 		buf = append(buf, `,"arguments":`...)
 		buf = append(buf, args...)
 		return append(buf, '}'), nil
@@ -278,7 +279,7 @@ func notifyCancelled(write WriteFunc, n int64, ctx context.Context, why error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 	defer cancel()
 	params := []byte(`{"requestId":` + strconv.FormatInt(n, 10) + `,"reason":`)
-	params = appendString(params, why.Error())
+	params = jsonstr.Append(params, why.Error())
 	params = append(params, '}')
 	_ = write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
 }

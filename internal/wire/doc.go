@@ -4,8 +4,8 @@
 // texts. A differential test (difftest_test.go) holds it to that on stdio and Streamable
 // HTTP, on protocols 2025-11-25 and 2026-07-28.
 //
-// It imports no other package of the module. Package transport builds one Client per
-// connection and feeds it:
+// It imports no other package of the module but internal/jsonstr (the one JSON string
+// encoder, a leaf). Package transport builds one Client per connection and feeds it:
 //
 //   - stdio, in-process and legacy SSE connections hand their call table (Calls) and
 //     writer to Client.Attach; their readers pass what they read through Calls.Deliver

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 )
 
 // JSON-RPC framing for stdio without go-sdk's per-message costs: go-sdk's
@@ -410,13 +411,13 @@ func AppendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
 		buf = strconv.AppendInt(buf, v, 10)
 	case string:
 		buf = append(buf, `,"id":`...)
-		buf = appendString(buf, v)
+		buf = jsonstr.Append(buf, v)
 	default:
 		return buf, fmt.Errorf("invalid id type %T", v)
 	}
 	if method != "" {
 		buf = append(buf, `,"method":`...)
-		buf = appendString(buf, method)
+		buf = jsonstr.Append(buf, method)
 	}
 	if len(raw) > 0 {
 		buf = append(buf, key...)
@@ -457,28 +458,6 @@ func toWireError(err error) *jsonrpc.Error {
 		w.Code = wrapped.Code
 	}
 	return w
-}
-
-// appendString appends s as a JSON string without HTML escaping, like
-// go-sdk's encoder (invalid UTF-8 becomes U+FFFD).
-func appendString(buf []byte, s string) []byte {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		buf = append(buf, '"')
-		buf = append(buf, s...)
-		return append(buf, '"')
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
 }
 
 // DirectResult reads a line that is exactly a successful response to a direct call,
