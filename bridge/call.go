@@ -244,7 +244,7 @@ func (c *toolCall) outcome() (size int, isError bool) {
 // refuseClosed refuses every call of a closed server as closed, before any work of ours.
 func refuseClosed(c *toolCall) error {
 	if c.s.life.Err() != nil {
-		return errServerClosed
+		return ErrServerClosed
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func TestCallAfterCloseWithHooks(t *testing.T) {
 		_, err := tool.Handler(ctxT(t, 30*time.Second), json.RawMessage(`{}`))
 		_, end := audit.last(t)
 		var se *bridge.ServerError
-		if !errors.As(err, &se) || !strings.Contains(err.Error(), "server closed") || end.Outcome != bridge.OutcomeServerClosed {
+		if !errors.As(err, &se) || !errors.Is(err, bridge.ErrServerClosed) || !strings.Contains(err.Error(), "server closed") || end.Outcome != bridge.OutcomeServerClosed {
 			if wrong++; wrong <= 3 {
 				t.Errorf("%s after Close: %v (outcome %q), want a server closed error", tool.Name, err, end.Outcome)
 			}

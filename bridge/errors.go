@@ -64,5 +64,6 @@ var ErrToolGone = errors.New("the server no longer offers this tool")
 // apps.ErrToolNotAllowed; Server.CallTool passes any name to the server.)
 var ErrUnknownTool = errors.New("unknown tool")
 
-// errServerClosed is the cause of every request made after Close.
-var errServerClosed = errors.New("server closed")
+// ErrServerClosed is wrapped by the error of every request made on a Server after its Close
+// (or its Set's): a call, a listing, a login, a task operation. The server is not contacted.
+var ErrServerClosed = errors.New("server closed")

@@ -290,7 +290,7 @@ func outcomeOf(err error) Outcome {
 		return OutcomeUnknownTool
 	case errors.Is(err, ErrToolGone):
 		return OutcomeToolGone
-	case errors.Is(err, errServerClosed):
+	case errors.Is(err, ErrServerClosed):
 		return OutcomeServerClosed
 	case errors.Is(err, context.DeadlineExceeded):
 		return OutcomeTimeout

@@ -399,7 +399,7 @@ func (s *Server) startErr(ctx context.Context, err error, started time.Time) err
 	case ctx.Err() != nil:
 		return fmt.Errorf("canceled: %w", ctx.Err())
 	case s.life.Err() != nil:
-		return errServerClosed
+		return ErrServerClosed
 	}
 	return err
 }

@@ -135,7 +135,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 func (s *Server) requestErr(ctx context.Context, phase Phase, what string, timeout time.Duration, err error) error {
 	switch {
 	case s.life.Err() != nil:
-		err = fmt.Errorf("%s: %w", what, errServerClosed)
+		err = fmt.Errorf("%s: %w", what, ErrServerClosed)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("%s: no answer within %s: %w", what, timeout, context.DeadlineExceeded)
 	case ctx.Err() != nil:
@@ -201,7 +201,7 @@ func (s *Server) session(ctx context.Context) (*session, error) {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			return nil, errServerClosed
+			return nil, ErrServerClosed
 		}
 		if sess := s.sess; sess != nil {
 			select {
@@ -289,7 +289,7 @@ func (s *Server) redial() error {
 	s.mu.Unlock()
 	if closed {
 		_ = sess.close()
-		return errServerClosed
+		return ErrServerClosed
 	}
 	return nil
 }

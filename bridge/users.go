@@ -253,7 +253,7 @@ func (s *Server) userSession(ctx context.Context, id string) (*session, func(), 
 		s.users.mu.Lock()
 		if s.life.Err() != nil {
 			s.users.mu.Unlock()
-			return nil, nil, errServerClosed
+			return nil, nil, ErrServerClosed
 		}
 		u := s.user(id)
 		if sess := u.sess; sess != nil {
@@ -303,7 +303,7 @@ func (s *Server) openUser(u *userState, rc *redialCall) {
 		if s.users.m[u.id] == u && s.life.Err() == nil {
 			u.sess = sess
 		} else {
-			err = errServerClosed
+			err = ErrServerClosed
 			s.background(func() { _ = sess.close() })
 		}
 	}

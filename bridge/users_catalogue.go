@@ -108,7 +108,7 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*use
 	s.users.mu.Lock()
 	if s.life.Err() != nil {
 		s.users.mu.Unlock()
-		return nil, errServerClosed
+		return nil, ErrServerClosed
 	}
 	u := s.user(id)
 	if c := u.cat; c != nil && (stale || time.Now().Before(c.expires)) {
@@ -277,7 +277,7 @@ var errNoUser = errors.New("no user on the call (bridge.WithUser): this server's
 //
 // The Handler of a per-user tool calls with the user of its ctx, and refuses (wrapping
 // ErrUnknownTool) a user whose own catalogue has no such tool.
-func (set *Set) ToolsFor(ctx context.Context) ([]Tool, error) {
+func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 	user, ok := UserFromContext(ctx)
 	if !ok {
 		return nil, fmt.Errorf("%w: no user in the context (bridge.WithUser)", ErrInvalidUser)

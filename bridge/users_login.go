@@ -57,13 +57,13 @@ func (s *Server) StartLogin(ctx context.Context, user string) (string, error) {
 		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseLogin, Err: errors.New("login: Options.Users.RedirectURL is not set")}
 	}
 	if s.life.Err() != nil {
-		return "", errServerClosed
+		return "", ErrServerClosed
 	}
 	return s.logins.Start(ctx, user, func() (*auth.Handler, error) {
 		s.users.mu.Lock()
 		defer s.users.mu.Unlock()
 		if s.life.Err() != nil {
-			return nil, errServerClosed
+			return nil, ErrServerClosed
 		}
 		return s.user(user).h, nil
 	})

@@ -70,7 +70,7 @@ func (s *Server) userView(ctx context.Context, id string, rt *remoteTool) (view 
 	s.users.mu.Lock()
 	if s.life.Err() != nil {
 		s.users.mu.Unlock()
-		return nil, nil, false, errServerClosed
+		return nil, nil, false, ErrServerClosed
 	}
 	u := s.user(id)
 	u.busy++ // the handler is not evicted while the call runs

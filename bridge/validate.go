@@ -39,7 +39,7 @@ func modelArguments(c *toolCall) error {
 		if c.s.life.Err() != nil {
 			// Closed meanwhile: our own work (a schema compiled on first use) saw the
 			// cancelled context; the call's outcome is that the server is closed.
-			err = errServerClosed
+			err = ErrServerClosed
 		}
 		return err
 	}
