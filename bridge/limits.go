@@ -4,6 +4,7 @@ import (
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"time"
 
+	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/dpop"
 	"github.com/ttalk/mcpbridge/internal/grant"
@@ -13,12 +14,247 @@ import (
 	"github.com/ttalk/mcpbridge/transport"
 )
 
-// This file is the one place that says what the bridge bounds. Every limit is a constant
-// below and a row of limitTable; resolve fills the Options defaults from the table, and the
-// "Limits" section of the package doc is generated from it (TestLimitsDocumented fails when
-// they drift; `go test -run TestLimitsDocumented -update ./bridge` rewrites the section).
+// This file is the one place that says what the module bounds. Every limit is a row of
+// limitTable: a constant below, or one declared in the package that uses it when that package
+// cannot import this one (transport, internal/...), named by the row. resolve fills the
+// Options defaults from the table, and the "Limits" section of the package doc is generated
+// from it (TestLimitsDocumented fails when they drift; `go test -run TestLimitsDocumented
+// -update ./bridge` rewrites the section). A row whose constant this package cannot even
+// name (unexported elsewhere) carries its value and the package's directory, and
+// TestLimitsDeclared checks the value against that declaration.
 
-// Defaults used when Options (and ServerConfig, for the timeouts) leave a field zero.
+// Limits: generated from limitTable below by TestLimitsDocumented.
+//
+// Everything a server, a servers file or a token endpoint controls is bounded; past a limit that
+// server (or that tool, or that file) loses, never the host. Options and UserOptions
+// (Options.Users) fields change the first group (a zero field means the default); the rest are
+// fixed. After changing a row of limitTable, run `go test -run TestLimitsDocumented -update
+// ./bridge`.
+//
+//   - Options.ConnectTimeout, default 60s (DefaultConnectTimeout): one server's start-up: spawn or
+//     dial, initialize and every tools/list page (ServerConfig.ConnectTimeout wins; the caller's
+//     ctx deadline is an upper bound). Over it: the server is skipped, the error names the phase;
+//     schemas not compiled in time are compiled on first use.
+//   - Options.CallTimeout, default 60s (DefaultCallTimeout): one tool call, our own work in it
+//     included (compiling, validating arguments and structuredContent), unless ctx ends earlier
+//     (ServerConfig.CallTimeout wins). Over it: the call fails with the deadline error; a compile
+//     that outlives it finishes in the background and serves the next call.
+//   - Options.TaskTimeout, default 600s (DefaultTaskTimeout): a tool call that runs as an MCP task,
+//     from the call to its result (each request of it stays bounded by CallTimeout;
+//     ServerConfig.TaskTimeout wins); also the TTL asked of the server. Over it: the call fails
+//     with the deadline error and the task is cancelled on the server (tasks/cancel).
+//   - Options.MaxResultBytes, default 100,000 bytes (DefaultMaxResultBytes): the text a Handler
+//     returns (<0: no cap). Over it: head and tail are kept with a marker saying how much was cut.
+//   - Options.MaxMessageBytes, default 16 MiB (DefaultMaxMessageBytes): one message a server sends:
+//     a stdio line, an HTTP response body (JSON or error body), an SSE event (<0: no cap). Over it:
+//     the body is cut at the limit (an endless body stops there; memory stays at a few copies of
+//     the limit), the session is dropped and the request fails naming the limit
+//     (transport.ErrMessageTooLarge); the next call redials.
+//   - Options.MaxListTools, default 10,000 (DefaultMaxListTools): tools in one server's listing,
+//     all pages. Over it: the server (or the re-list) fails in phase tools/list naming the limit.
+//   - Options.MaxListBytes, default 32 MiB (DefaultMaxListBytes): raw bytes of one server's tool
+//     definitions, all pages. Over it: as for MaxListTools.
+//   - Options.MaxSchemaCost, default 100,000 (DefaultMaxSchemaCost): worst-case validation work of
+//     one schema: subschema applications per value, each $ref target and allOf/anyOf/oneOf branch
+//     counted every time it is reached (a 40-level allOf chain is 2^40). Over it: the schema is not
+//     compiled: its tool is offered without validation (the server still validates), with a
+//     ToolProblem that probe shows.
+//   - Options.MaxSchemaNodes, default 5,000 (DefaultMaxSchemaNodes): subschemas in one schema,
+//     which bounds compile time (the validator compiles in time quadratic in them: 30,000 took a
+//     minute). Over it: as for MaxSchemaCost.
+//   - Options.MaxDescriptionBytes, default 8 KiB (DefaultMaxDescriptionBytes): one tool's
+//     description as the model gets it (<0: no cap). Over it: the head is kept (cut on a UTF-8
+//     boundary) with a marker saying how much was cut, and a ToolProblem.
+//   - Options.Users.MaxSessions, default 1,000 (DefaultMaxUserSessions): the users one server keeps
+//     state for: their OAuth handlers, sessions and per-user catalogues. Over it: the least
+//     recently used idle user's state is dropped (its session closed); it is rebuilt on that user's
+//     next call from the stored grant.
+//   - Options.Users.IdleTimeout, default 600s (DefaultUserIdleTimeout): how long a user's state is
+//     kept unused. Over it: it is dropped, its session closed, when the server's users are next
+//     looked at (any user's call).
+//   - Options.Users.LoginTimeout, default 900s (DefaultLoginTimeout): how long a started web login
+//     waits for its callback (Set.CompleteLogin); also how long a LoginRelay holds it. Over it: the
+//     login ends; its callback fails wrapping ErrLoginUnknown.
+//   - Options.Users.MaxLoginFlows, default 10,000 (DefaultMaxLoginFlows): web logins waiting for
+//     their callback, per server. Over it: starting another login fails saying how many wait.
+//   - Options.Users.RefreshJitter, default 60s (DefaultRefreshJitter): how much earlier than its
+//     expiry requires a grant in a store shared by replicas (a TokenLocker) may be refreshed, at
+//     random, so grants that expire together are not refreshed together (<0: none).
+//   - 2s (fixed, transport.DefaultGrace): how long closing a stdio server waits after SIGTERM to
+//     its process group. Over it: the group is sent SIGKILL.
+//   - 8 KiB (fixed, transport.DefaultStderrTailBytes): the tail of a stdio server's stderr kept for
+//     errors (ServerError.Stderr) and probe. Over it: only the newest bytes are kept.
+//   - 1,000 (fixed, wire.MaxMessageDepth): nesting of one JSON-RPC message (go-sdk decodes no
+//     deeper). Over it: the request that message answers fails at once (a tools/list with a schema
+//     nested that deep fails the server in phase tools/list).
+//   - 2 KiB (fixed, maxLoggedAppData): the data of an MCP App's notifications/message written to
+//     the log (its logger name: 128 bytes, its level: 32). Over it: the head is logged, with the
+//     data's size (dataBytes).
+//   - 1,000 (fixed, maxListPages): pages of one tools/list (a repeated cursor also ends it). Over
+//     it: as for MaxListTools.
+//   - 16 KiB (fixed, MaxInstructionsBytes): a server's instructions kept (Server.Instructions),
+//     after control characters are escaped. Over it: cut at a rune boundary, with a note saying how
+//     many bytes were cut.
+//   - 64 (fixed, schemaguard.MaxSchemaDepth): nesting of subschemas in one schema. Over it: as for
+//     MaxSchemaCost.
+//   - 2 MiB (fixed, schemaguard.MaxSchemaBytes): one schema decoded for validation. Over it: as for
+//     MaxSchemaCost, before any decoding work.
+//   - 100 (fixed, schemaguard.CallWorkFactor): work of one validation, as a multiple of
+//     MaxSchemaCost: worst-case cost times the values in the arguments (recursive schemas: times
+//     the argument depth, which may be at most MaxSchemaDepth). Over it: that call's arguments are
+//     passed on unvalidated (debug log).
+//   - 16 (fixed, schemaguard.MaxNullDepth): schema nesting looked through to decide whether a
+//     property accepts null. Over it: the null is kept and validation judges it.
+//   - 64 bytes (fixed, maxNameLen): a tool name given to the model. Over it: the name is cut with a
+//     short stable hash suffix.
+//   - 32 (fixed, maxUICache): ui:// resources cached per server (Options.UIResourceCacheTTL). Over
+//     it: expired entries make room; while all are live, resources are served uncached.
+//   - 2 KiB (fixed, stderrLogTail): a stdio server's stderr quoted in a log line. Over it: only the
+//     tail is logged.
+//   - 64 (fixed, maxPendingCallbacks): OnToolsChanged callbacks waiting behind a slow one. Over it:
+//     the oldest waiting callback is dropped.
+//   - 5s (fixed, sessionClose): closing one session, beyond the transport's own bound. Over it:
+//     Close stops waiting for it.
+//   - 30s (fixed, maxBackoff): the wait between redials of a server whose sessions keep dying. Over
+//     it: the backoff stops growing.
+//   - 10s (fixed, maxDiscoverWait): the wait for an answer to server/discover: a quarter of the
+//     connect timeout, at least 1s, at most this. Over it: initialize is tried (a legacy server).
+//   - 8 MiB (fixed, config.MaxConfigSize): a servers file. Over it: LoadConfig fails naming the
+//     file.
+//   - 200,000 (fixed, config.NodeBudget): YAML nodes visited in one servers file, aliases expanded.
+//     Over it: LoadConfig fails naming the file.
+//   - 20 (fixed, config.MaxErrors): problems one servers file reports. Over it: the rest are
+//     counted in one summary line.
+//   - 1000h (fixed, config.MaxTimeout): a timeout written in a servers file. Over it: LoadConfig
+//     fails naming the server and the key.
+//   - 8 (fixed, config.MaxExpandDepth): ${VAR:-default} defaults nested in defaults in a servers
+//     file. Over it: LoadConfig fails naming the key.
+//   - 250ms (fixed, minPollInterval): the shortest wait between polls of an MCP task (a server's
+//     pollInterval of 0 included). Over it: the bridge waits this long.
+//   - 30s (fixed, maxPollInterval): the longest wait between polls of an MCP task (a server's
+//     pollInterval of a year included); also the grace after a task's TTL. Over it: the bridge
+//     polls after this long; a task still running this long after its TTL fails with
+//     ErrTaskExpired.
+//   - 5s (fixed, maxBackoffPoll): the wait between polls of a task whose server gives no
+//     pollInterval (from 500ms, growing by half while nothing changes). Over it: the wait stops
+//     growing.
+//   - 3 (fixed, maxPollFailures): tasks/get requests in a row that fail (timeouts, transport
+//     errors) while following a task. Over it: the call fails with the last error and the task is
+//     cancelled.
+//   - 5s (fixed, cancelWait): the tasks/cancel the bridge sends when it gives up on a task. Over
+//     it: the bridge stops waiting for the answer.
+//   - 1 KiB (fixed, maxTaskIDBytes): a task ID (also: UTF-8 without control characters). Over it:
+//     the task is refused as unusable (ErrUnknownTask for IDs a host passes).
+//   - 4 KiB (fixed, maxStatusMsgBytes): a task's statusMessage, and a failed task's error message.
+//     Over it: the text is cut, marked with an ellipsis.
+//   - 256 bytes (fixed, maxInputKeyBytes): a key of a task's inputRequests (2026-07-28 extension).
+//     Over it: the task fails and is cancelled.
+//   - 16 (fixed, maxInputRequests): input requests in one tasks/get answer. Over it: the task fails
+//     and is cancelled.
+//   - 64 (fixed, maxInputKeysPerTask): distinct input requests over one task's life. Over it: the
+//     task fails and is cancelled.
+//   - 256 (fixed, maxRecentTasks): task IDs a session remembers, to catch a server handing one out
+//     twice. Over it: the oldest is forgotten.
+//   - 4 MiB (fixed, auth.MaxTokenFile): the OAuth token file read into memory. Over it: reading the
+//     store fails naming the file.
+//   - 30s (fixed, auth.SaveTimeout): saving one refreshed OAuth token to the TokenStore (done off
+//     the token fetch, so a slow store never holds up a call; Close waits for it up to 5s). Over
+//     it: the save is given up and logged; the token stays in use.
+//   - 1 MiB (fixed, auth.MaxTokenResponse): a token endpoint's answer (client credentials). Over
+//     it: the rest is not read; the token request fails.
+//   - 1 MiB (fixed, grant.MaxResponse): a token endpoint's or identity provider's answer, or an
+//     authorization server's metadata (workload identity, enterprise, DPoP discovery). Over it: the
+//     request fails saying so.
+//   - 64 KiB (fixed, grant.MaxToken): a workload or ID token read from token_file, token_env or
+//     token_command. Over it: the grant fails naming the source.
+//   - 30s (fixed, grant.CommandTimeout): one run of a token_command. Over it: the command is
+//     stopped; the grant fails naming it.
+//   - 512 bytes (fixed, dpop.MaxNonce): a server's DPoP-Nonce; each kind of DPoP challenge (nonce,
+//     clock) is answered once per request. Over it: the nonce is ignored; a challenge without a
+//     usable nonce, or one already answered, fails the request with the reason.
+//   - 256 bytes (fixed, MaxUserIDBytes): a user ID (WithUser). Over it: the call fails wrapping
+//     ErrInvalidUser.
+//   - 4 KiB (fixed, auth.maxCallbackValue): the code, state and iss of a web login's callback
+//     (Set.CompleteLogin). Over it: the callback is refused and the login ends.
+//   - 200 bytes (fixed, auth.maxErrorText): an authorization server's error and error_description
+//     quoted from a login's callback. Over it: the text is cut.
+//   - 4 (fixed, maxCreds): the OAuth credentials (access tokens sent) a server remembers for
+//     masking in its errors and stderr. Over it: the oldest is forgotten.
+//   - 500ms (fixed, firstBackoff): the first wait before redialling a server whose session died; it
+//     doubles on each failure up to maxBackoff.
+//   - 1s (fixed, minDiscoverWait): the shortest wait for an answer to server/discover (see
+//     maxDiscoverWait).
+//   - 250ms (fixed, listenHoldMax): how long a server's subscriptions/listen is held after its
+//     first listing. Over it: the listen is sent; a change the server announces meanwhile is caught
+//     by one re-listing.
+//   - 2s (fixed, progressLinger): how long a call's progress token stays routed after the call
+//     returned (notifications go-sdk delivers after the response). Over it: later progress
+//     notifications for it are dropped.
+//   - 500ms (fixed, firstPoll): the first wait before polling a task whose server gives no
+//     pollInterval (then growing up to maxBackoffPoll).
+//   - 2 KiB (fixed, results.MinErrorBytes): the smallest cap on a tool error's text (isError),
+//     whatever MaxResultBytes says unless it is negative. Over it: the error keeps this much.
+//   - 64 bytes (fixed, results.MinTruncateBytes): the smallest cap at which a cut text keeps both
+//     head and tail around its marker; a smaller positive MaxResultBytes is raised to it. Over it:
+//     the cap is raised to it.
+//   - 4 (fixed, results.maxNesting): nesting of tool_result content followed in a result. Over it:
+//     deeper content is shown as a placeholder.
+//   - 4 MiB (fixed, apps.MaxRequestBytes): the body of an MCP App's proxy request
+//     (Set.ProxyHandler). Over it: 413 Request Entity Too Large.
+//   - 120 bytes (fixed, apps.maxQuoted): an App's untrusted string quoted into an error or problem
+//     text. Over it: the quote is cut, marked after the closing quote.
+//   - 300 bytes (fixed, transport.maxLastStderr): the last stderr line of an exited stdio server
+//     quoted in its error (ProcessEnd.LastStderr). Over it: the line is cut, marked with an
+//     ellipsis.
+//   - 4 KiB (fixed, transport.maxLogLine): one stderr line of a stdio server as logged. Over it:
+//     the line is cut and marked.
+//   - 32 KiB (fixed, transport.maxStderrBuf): the buffer reading a stdio server's stderr (from 512
+//     bytes, doubling). Over it: the buffer stops growing.
+//   - 750ms (fixed, transport.killWait): how long closing a stdio server waits for its process
+//     after SIGKILL. Over it: Close stops waiting.
+//   - 250ms (fixed, transport.stderrWait): how long closing a stdio server then waits for its
+//     stderr to reach EOF. Over it: Close stops waiting.
+//   - 64 (fixed, transport.maxIdlePerHost): idle HTTP connections kept per host by the default
+//     client (Options.HTTPClient nil). Over it: more are closed after use.
+//   - 64 MiB (fixed, wire.MaxCaptureBytes): one JSON response body or SSE event buffered to capture
+//     raw tools/list definitions. Over it: it is passed on uncaptured.
+//   - 1 KiB (fixed, wire.maxCachedMeta): a result's _meta kept by the direct client's cache of
+//     repeated values. Over it: it is decoded each time.
+//   - 64 KiB (fixed, transport.maxErrorPeek): a refused initialize response read to tell a JSON-RPC
+//     error from a legacy server's refusal. Over it: the rest is not looked at.
+//   - 64 KiB (fixed, wire.maxErrorBody): the body of a failed HTTP response read for its JSON-RPC
+//     error (direct client). Over it: the rest is not read.
+//   - 30s (fixed, auth.refreshTimeout): one refresh of a grant in a shared store (a TokenLocker):
+//     waiting for the lock, the store, the token endpoint. Over it: the refresh fails; the next
+//     request tries again.
+//   - 60s (fixed, auth.lockTTL): the lease of a grant's refresh lock in a shared store (longer than
+//     a refresh may take). Over it: the lock lapses and another replica may refresh.
+//   - 200 bytes (fixed, grant.maxDescribed): a token endpoint's error_description quoted in an
+//     error. Over it: the text is cut.
+//   - 64 KiB (fixed, dpop.maxErrorBody): the part of a DPoP 400 body read for its error code. Over
+//     it: the rest is discarded.
+//   - 32 (fixed, dpop.maxOrigins): servers whose DPoP nonce and clock are remembered. Over it: an
+//     arbitrary one is forgotten.
+//   - 24h (fixed, dpop.maxSkew): the clock difference up to which a server's Date is believed for
+//     DPoP proofs (from 30s). Over it: the server's Date is not believed.
+//   - 8 (fixed, schemaguard.maxMsgs): validation failures one invalid-arguments error lists. Over
+//     it: the rest are counted ("and N more").
+//   - 16 KiB (fixed, serve.maxCSPJSON): an App's declared csp (mcpbridge serve). Over it: the
+//     restrictive default is used.
+//   - 32 (fixed, serve.maxCSPSources): origins in one csp list of an App (mcpbridge serve). Over
+//     it: the rest are ignored, with a problem.
+//   - 256 bytes (fixed, serve.maxCSPSourceLen): one origin of an App's csp (mcpbridge serve). Over
+//     it: it is ignored, with a problem.
+//   - 1,000 bytes (fixed, serve.maxQueryBytes): a tool search query (mcpbridge serve, GET
+//     /api/search). Over it: 400.
+//   - 50 (fixed, serve.maxHits): tools one search answers with (mcpbridge serve). Over it: k is
+//     lowered to it.
+//   - 64 (fixed, serve.maxCallsShown): calls the page follows at once (mcpbridge serve). Over it:
+//     another call is not followed.
+//   - 50 (fixed, serve.maxStatusLines): status lines kept per call for the page (mcpbridge serve).
+//     Over it: the oldest are dropped.
+//   - 1,000 bytes (fixed, serve.maxLineBytes): one status line kept for the page (mcpbridge serve).
+//     Over it: the line is cut, marked with an ellipsis.
 const (
 	DefaultConnectTimeout = 60 * time.Second
 	DefaultCallTimeout    = 60 * time.Second
@@ -47,6 +283,18 @@ const (
 	// gets it.
 	DefaultMaxDescriptionBytes = 8 << 10
 )
+
+// Defaults used when UserOptions leave a field zero.
+const (
+	DefaultMaxUserSessions = 1000
+	DefaultUserIdleTimeout = 10 * time.Minute
+	DefaultLoginTimeout    = 15 * time.Minute
+	DefaultMaxLoginFlows   = 10000
+	DefaultRefreshJitter   = time.Minute
+)
+
+// MaxUserIDBytes bounds the length of a user ID.
+const MaxUserIDBytes = 256
 
 // Fixed limits: no option changes them. Those of schema guarding and OAuth are declared in
 // their packages (internal/schemaguard, bridge/auth, bridge/config), which cannot import this one, and
@@ -93,6 +341,9 @@ type limit struct {
 	bounds string         // what it bounds
 	over   string         // what happens past it
 	fill   func(*Options) // resolve: puts the default into an unset field; nil when fixed
+	// src is the directory (from the module root) of the package declaring name, for a
+	// constant this package cannot refer to; value is then checked against it.
+	src string
 }
 
 // limitTable lists every limit, options first.
@@ -156,6 +407,40 @@ var limitTable = []limit{
 		bounds: "one tool's description as the model gets it (<0: no cap)",
 		over:   "the head is kept (cut on a UTF-8 boundary) with a marker saying how much was cut, and a ToolProblem",
 		fill:   fillNonZero(func(o *Options) *int { return &o.MaxDescriptionBytes }, DefaultMaxDescriptionBytes),
+	},
+	{
+		name: "DefaultMaxUserSessions", option: "Users.MaxSessions", value: DefaultMaxUserSessions, unit: unitCount,
+		bounds: "the users one server keeps state for: their OAuth handlers, sessions and per-user catalogues",
+		over:   "the least recently used idle user's state is dropped (its session closed); it is rebuilt on that user's next call from the stored grant",
+	},
+	{
+		name: "DefaultUserIdleTimeout", option: "Users.IdleTimeout", value: int64(DefaultUserIdleTimeout), unit: unitDuration,
+		bounds: "how long a user's state is kept unused",
+		over:   "it is dropped, its session closed, when the server's users are next looked at (any user's call)",
+	},
+	{
+		name: "DefaultLoginTimeout", option: "Users.LoginTimeout", value: int64(DefaultLoginTimeout), unit: unitDuration,
+		bounds: "how long a started web login waits for its callback (Set.CompleteLogin); also how long a LoginRelay holds it",
+		over:   "the login ends; its callback fails wrapping ErrLoginUnknown",
+	},
+	{
+		name: "DefaultMaxLoginFlows", option: "Users.MaxLoginFlows", value: DefaultMaxLoginFlows, unit: unitCount,
+		bounds: "web logins waiting for their callback, per server",
+		over:   "starting another login fails saying how many wait",
+	},
+	{
+		name: "DefaultRefreshJitter", option: "Users.RefreshJitter", value: int64(DefaultRefreshJitter), unit: unitDuration,
+		bounds: "how much earlier than its expiry requires a grant in a store shared by replicas (a TokenLocker) may be refreshed, at random, so grants that expire together are not refreshed together (<0: none)",
+	},
+	{
+		name: "transport.DefaultGrace", value: int64(transport.DefaultGrace), unit: unitDuration,
+		bounds: "how long closing a stdio server waits after SIGTERM to its process group",
+		over:   "the group is sent SIGKILL",
+	},
+	{
+		name: "transport.DefaultStderrTailBytes", value: transport.DefaultStderrTailBytes, unit: unitBytes,
+		bounds: "the tail of a stdio server's stderr kept for errors (ServerError.Stderr) and probe",
+		over:   "only the newest bytes are kept",
 	},
 	{
 		name: "wire.MaxMessageDepth", value: wire.MaxMessageDepth, unit: unitCount,
@@ -346,6 +631,198 @@ var limitTable = []limit{
 		name: "dpop.MaxNonce", value: dpop.MaxNonce, unit: unitBytes,
 		bounds: "a server's DPoP-Nonce; each kind of DPoP challenge (nonce, clock) is answered once per request",
 		over:   "the nonce is ignored; a challenge without a usable nonce, or one already answered, fails the request with the reason",
+	},
+	{
+		name: "MaxUserIDBytes", value: MaxUserIDBytes, unit: unitBytes,
+		bounds: "a user ID (WithUser)",
+		over:   "the call fails wrapping ErrInvalidUser",
+	},
+	{
+		name: "auth.maxCallbackValue", value: 4096, src: "bridge/auth", unit: unitBytes,
+		bounds: "the code, state and iss of a web login's callback (Set.CompleteLogin)",
+		over:   "the callback is refused and the login ends",
+	},
+	{
+		name: "auth.maxErrorText", value: 200, unit: unitBytes, src: "bridge/auth",
+		bounds: "an authorization server's error and error_description quoted from a login's callback",
+		over:   "the text is cut",
+	},
+	{
+		name: "maxCreds", value: maxCreds, unit: unitCount,
+		bounds: "the OAuth credentials (access tokens sent) a server remembers for masking in its errors and stderr",
+		over:   "the oldest is forgotten",
+	},
+	{
+		name: "firstBackoff", value: int64(firstBackoff), unit: unitDuration,
+		bounds: "the first wait before redialling a server whose session died; it doubles on each failure up to maxBackoff",
+	},
+	{
+		name: "minDiscoverWait", value: int64(minDiscoverWait), unit: unitDuration,
+		bounds: "the shortest wait for an answer to server/discover (see maxDiscoverWait)",
+	},
+	{
+		name: "listenHoldMax", value: int64(listenHoldMax), unit: unitDuration,
+		bounds: "how long a server's subscriptions/listen is held after its first listing",
+		over:   "the listen is sent; a change the server announces meanwhile is caught by one re-listing",
+	},
+	{
+		name: "progressLinger", value: int64(progressLinger), unit: unitDuration,
+		bounds: "how long a call's progress token stays routed after the call returned (notifications go-sdk delivers after the response)",
+		over:   "later progress notifications for it are dropped",
+	},
+	{
+		name: "firstPoll", value: int64(firstPoll), unit: unitDuration,
+		bounds: "the first wait before polling a task whose server gives no pollInterval (then growing up to maxBackoffPoll)",
+	},
+	{
+		name: "results.MinErrorBytes", value: results.MinErrorBytes, unit: unitBytes,
+		bounds: "the smallest cap on a tool error's text (isError), whatever MaxResultBytes says unless it is negative",
+		over:   "the error keeps this much",
+	},
+	{
+		name: "results.MinTruncateBytes", value: results.MinTruncateBytes, unit: unitBytes,
+		bounds: "the smallest cap at which a cut text keeps both head and tail around its marker; a smaller positive MaxResultBytes is raised to it",
+		over:   "the cap is raised to it",
+	},
+	{
+		name: "results.maxNesting", value: 4, unit: unitCount, src: "results",
+		bounds: "nesting of tool_result content followed in a result",
+		over:   "deeper content is shown as a placeholder",
+	},
+	{
+		name: "apps.MaxRequestBytes", value: apps.MaxRequestBytes, unit: unitBytes,
+		bounds: "the body of an MCP App's proxy request (Set.ProxyHandler)",
+		over:   "413 Request Entity Too Large",
+	},
+	{
+		name: "apps.maxQuoted", value: 120, unit: unitBytes, src: "apps",
+		bounds: "an App's untrusted string quoted into an error or problem text",
+		over:   "the quote is cut, marked after the closing quote",
+	},
+	{
+		name: "transport.maxLastStderr", value: 300, unit: unitBytes, src: "transport",
+		bounds: "the last stderr line of an exited stdio server quoted in its error (ProcessEnd.LastStderr)",
+		over:   "the line is cut, marked with an ellipsis",
+	},
+	{
+		name: "transport.maxLogLine", value: 4 << 10, unit: unitBytes, src: "transport",
+		bounds: "one stderr line of a stdio server as logged",
+		over:   "the line is cut and marked",
+	},
+	{
+		name: "transport.maxStderrBuf", value: 32 << 10, unit: unitBytes, src: "transport",
+		bounds: "the buffer reading a stdio server's stderr (from 512 bytes, doubling)",
+		over:   "the buffer stops growing",
+	},
+	{
+		name: "transport.killWait", value: int64(750 * time.Millisecond), unit: unitDuration, src: "transport",
+		bounds: "how long closing a stdio server waits for its process after SIGKILL",
+		over:   "Close stops waiting",
+	},
+	{
+		name: "transport.stderrWait", value: int64(250 * time.Millisecond), unit: unitDuration, src: "transport",
+		bounds: "how long closing a stdio server then waits for its stderr to reach EOF",
+		over:   "Close stops waiting",
+	},
+	{
+		name: "transport.maxIdlePerHost", value: 64, unit: unitCount, src: "transport",
+		bounds: "idle HTTP connections kept per host by the default client (Options.HTTPClient nil)",
+		over:   "more are closed after use",
+	},
+	{
+		name: "wire.MaxCaptureBytes", value: wire.MaxCaptureBytes, unit: unitBytes,
+		bounds: "one JSON response body or SSE event buffered to capture raw tools/list definitions",
+		over:   "it is passed on uncaptured",
+	},
+	{
+		name: "wire.maxCachedMeta", value: 1 << 10, unit: unitBytes, src: "internal/wire",
+		bounds: "a result's _meta kept by the direct client's cache of repeated values",
+		over:   "it is decoded each time",
+	},
+	{
+		name: "transport.maxErrorPeek", value: 64 << 10, unit: unitBytes, src: "transport",
+		bounds: "a refused initialize response read to tell a JSON-RPC error from a legacy server's refusal",
+		over:   "the rest is not looked at",
+	},
+	{
+		name: "wire.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/wire",
+		bounds: "the body of a failed HTTP response read for its JSON-RPC error (direct client)",
+		over:   "the rest is not read",
+	},
+	{
+		name: "auth.refreshTimeout", value: int64(30 * time.Second), unit: unitDuration, src: "bridge/auth",
+		bounds: "one refresh of a grant in a shared store (a TokenLocker): waiting for the lock, the store, the token endpoint",
+		over:   "the refresh fails; the next request tries again",
+	},
+	{
+		name: "auth.lockTTL", value: int64(60 * time.Second), unit: unitDuration, src: "bridge/auth",
+		bounds: "the lease of a grant's refresh lock in a shared store (longer than a refresh may take)",
+		over:   "the lock lapses and another replica may refresh",
+	},
+	{
+		name: "grant.maxDescribed", value: 200, unit: unitBytes, src: "internal/grant",
+		bounds: "a token endpoint's error_description quoted in an error",
+		over:   "the text is cut",
+	},
+	{
+		name: "dpop.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/dpop",
+		bounds: "the part of a DPoP 400 body read for its error code",
+		over:   "the rest is discarded",
+	},
+	{
+		name: "dpop.maxOrigins", value: 32, unit: unitCount, src: "internal/dpop",
+		bounds: "servers whose DPoP nonce and clock are remembered",
+		over:   "an arbitrary one is forgotten",
+	},
+	{
+		name: "dpop.maxSkew", value: int64(24 * time.Hour), unit: unitDuration, src: "internal/dpop",
+		bounds: "the clock difference up to which a server's Date is believed for DPoP proofs (from 30s)",
+		over:   "the server's Date is not believed",
+	},
+	{
+		name: "schemaguard.maxMsgs", value: 8, unit: unitCount, src: "internal/schemaguard",
+		bounds: "validation failures one invalid-arguments error lists",
+		over:   "the rest are counted (\"and N more\")",
+	},
+	{
+		name: "serve.maxCSPJSON", value: 16 << 10, unit: unitBytes, src: "internal/serve",
+		bounds: "an App's declared csp (mcpbridge serve)",
+		over:   "the restrictive default is used",
+	},
+	{
+		name: "serve.maxCSPSources", value: 32, unit: unitCount, src: "internal/serve",
+		bounds: "origins in one csp list of an App (mcpbridge serve)",
+		over:   "the rest are ignored, with a problem",
+	},
+	{
+		name: "serve.maxCSPSourceLen", value: 256, unit: unitBytes, src: "internal/serve",
+		bounds: "one origin of an App's csp (mcpbridge serve)",
+		over:   "it is ignored, with a problem",
+	},
+	{
+		name: "serve.maxQueryBytes", value: 1000, unit: unitBytes, src: "internal/serve",
+		bounds: "a tool search query (mcpbridge serve, GET /api/search)",
+		over:   "400",
+	},
+	{
+		name: "serve.maxHits", value: 50, unit: unitCount, src: "internal/serve",
+		bounds: "tools one search answers with (mcpbridge serve)",
+		over:   "k is lowered to it",
+	},
+	{
+		name: "serve.maxCallsShown", value: 64, unit: unitCount, src: "internal/serve",
+		bounds: "calls the page follows at once (mcpbridge serve)",
+		over:   "another call is not followed",
+	},
+	{
+		name: "serve.maxStatusLines", value: 50, unit: unitCount, src: "internal/serve",
+		bounds: "status lines kept per call for the page (mcpbridge serve)",
+		over:   "the oldest are dropped",
+	},
+	{
+		name: "serve.maxLineBytes", value: 1000, unit: unitBytes, src: "internal/serve",
+		bounds: "one status line kept for the page (mcpbridge serve)",
+		over:   "the line is cut, marked with an ellipsis",
 	},
 }
 

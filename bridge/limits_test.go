@@ -11,21 +11,23 @@ import (
 	"time"
 )
 
-var updateDoc = flag.Bool("update", false, "rewrite the Limits section of doc.go from limitTable")
+var updateDoc = flag.Bool("update", false, "rewrite the generated list of limits in limits.go from limitTable")
 
-// limitsHeading opens the generated section of the package doc; it runs to the next heading
-// or the package clause.
-const limitsHeading = "// # Limits\n"
+// limitsHeading opens the generated list: the doc comment of the first const group of
+// limits.go (go doc bridge.DefaultConnectTimeout). It runs to the first line that is not a
+// comment.
+const limitsHeading = "// Limits: generated from limitTable below by TestLimitsDocumented.\n"
 
 const limitsIntro = `Everything a server, a servers file or a token endpoint controls is bounded; past a limit
-that server (or that tool, or that file) loses, never the host. Options fields change the
-first group (a zero field means the default); the rest are fixed. Generated from limitTable
-in limits.go.`
+that server (or that tool, or that file) loses, never the host. Options and UserOptions
+(Options.Users) fields change the first group (a zero field means the default); the rest are
+fixed. After changing a row of limitTable, run ` + "`go test -run TestLimitsDocumented -update ./bridge`" + `.`
 
-// TestLimitsDocumented checks the package doc's Limits section against limitTable, so the
-// documentation cannot drift from the values resolve applies. Run with -update to rewrite it.
+// TestLimitsDocumented checks the generated list of limits in limits.go against limitTable,
+// so the documentation cannot drift from the values resolve applies. Run with -update to
+// rewrite it.
 func TestLimitsDocumented(t *testing.T) {
-	const path = "doc.go"
+	const path = "limits.go"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -33,19 +35,16 @@ func TestLimitsDocumented(t *testing.T) {
 	doc := string(data)
 	start := strings.Index(doc, limitsHeading)
 	if start < 0 {
-		t.Fatalf("%s has no %q section", path, strings.TrimSpace(limitsHeading))
+		t.Fatalf("%s has no %q comment", path, strings.TrimSpace(limitsHeading))
 	}
 	rest := doc[start+len(limitsHeading):]
-	end := 0 // the section ends before the next heading or the first line that is not a comment
+	end := 0 // the list ends before the first line that is not a comment
 	for end < len(rest) {
 		line, _, _ := strings.Cut(rest[end:], "\n")
-		if !strings.HasPrefix(line, "//") || strings.HasPrefix(line, "// # ") {
+		if !strings.HasPrefix(line, "//") {
 			break
 		}
 		end += len(line) + 1
-	}
-	for strings.HasSuffix(rest[:end], "\n//\n") { // the blank line before the next heading stays
-		end -= len("//\n")
 	}
 	got := rest[:end]
 	want := renderLimits()
@@ -59,7 +58,7 @@ func TestLimitsDocumented(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("the Limits section of %s differs from limitTable; run `go test -run TestLimitsDocumented -update ./bridge`\n--- have\n%s\n--- want\n%s", path, got, want)
+	t.Errorf("the list of limits in %s differs from limitTable; run `go test -run TestLimitsDocumented -update ./bridge`\n--- have\n%s\n--- want\n%s", path, got, want)
 }
 
 // TestLimitsResolved checks that resolve fills every option of limitTable with its default,
@@ -67,11 +66,20 @@ func TestLimitsDocumented(t *testing.T) {
 func TestLimitsResolved(t *testing.T) {
 	inTable := map[string]bool{}
 	def := reflect.ValueOf(resolve(nil).Options)
+	userFields := map[string]bool{}
 	for _, l := range limitTable {
 		if l.option == "" {
 			if l.fill != nil {
 				t.Errorf("%s: fixed limit with a fill", l.name)
 			}
+			continue
+		}
+		if field, ok := strings.CutPrefix(l.option, "Users."); ok {
+			// UserOptions are filled where they are used (zero means the default).
+			if f, ok := reflect.TypeFor[UserOptions]().FieldByName(field); !ok || f.Type.Kind() != reflect.Int && f.Type.Kind() != reflect.Int64 {
+				t.Errorf("%s: UserOptions has no integer field %s", l.name, field)
+			}
+			userFields[field] = true
 			continue
 		}
 		inTable[l.option] = true
@@ -97,6 +105,13 @@ func TestLimitsResolved(t *testing.T) {
 			t.Errorf("Options.%s is not in limitTable", name)
 		}
 	}
+	utyp := reflect.TypeFor[UserOptions]()
+	for i := range utyp.NumField() {
+		f := utyp.Field(i)
+		if (f.Type.Kind() == reflect.Int || f.Type.Kind() == reflect.Int64) && !userFields[f.Name] {
+			t.Errorf("UserOptions.%s is not in limitTable", f.Name)
+		}
+	}
 }
 
 // renderLimits renders limitTable as the body of the package doc's Limits section.
@@ -108,9 +123,12 @@ func renderLimits() string {
 	for _, l := range limitTable {
 		var item string
 		if l.option != "" {
-			item = fmt.Sprintf("Options.%s, default %s (%s): %s. Over it: %s.", l.option, formatLimit(l), l.name, l.bounds, l.over)
+			item = fmt.Sprintf("Options.%s, default %s (%s): %s.", l.option, formatLimit(l), l.name, l.bounds)
 		} else {
-			item = fmt.Sprintf("%s (fixed, %s): %s. Over it: %s.", formatLimit(l), l.name, l.bounds, l.over)
+			item = fmt.Sprintf("%s (fixed, %s): %s.", formatLimit(l), l.name, l.bounds)
+		}
+		if l.over != "" {
+			item += fmt.Sprintf(" Over it: %s.", l.over)
 		}
 		writeWrapped(&b, "//   - ", "//     ", item)
 	}

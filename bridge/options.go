@@ -22,14 +22,15 @@ type Options struct {
 	// never silent. Use slog.New(slog.DiscardHandler) for silence.
 	Logger *slog.Logger
 	// ConnectTimeout bounds one server's start-up: spawn or dial, initialize and every
-	// tools/list page. Default 60s, which survives `npx -y` cold starts. A server's own
-	// ServerConfig.ConnectTimeout wins. The caller's ctx deadline is always an upper bound.
+	// tools/list page. Default DefaultConnectTimeout (Limits), which survives `npx -y` cold
+	// starts. A server's own ServerConfig.ConnectTimeout wins. The caller's ctx deadline is
+	// always an upper bound.
 	ConnectTimeout time.Duration
 	// CallTimeout bounds each tools/call unless the caller's ctx has an earlier deadline.
-	// Default 60s. ServerConfig.CallTimeout wins.
+	// Default DefaultCallTimeout (Limits). ServerConfig.CallTimeout wins.
 	CallTimeout time.Duration
 	// MaxResultBytes caps the text a Handler returns (head and tail kept, with a marker
-	// saying how much was cut). Default 100,000 bytes; <0 means no cap.
+	// saying how much was cut). Default DefaultMaxResultBytes (Limits); <0 means no cap.
 	MaxResultBytes int
 
 	// AlwaysPrefix names every tool "<serverID>__<name>" rather than only on a clash.
@@ -52,14 +53,15 @@ type Options struct {
 	// to Connect or Dial (carrying the server's connect span when tracing).
 	OnStatus func(ctx context.Context, status ServerStatus)
 	// UIResourceCacheTTL, when positive, caches ui:// resources read through
-	// Server.ReadResource and Set.Proxy for that long (at most 32 per server; emptied when
-	// a session is redialled). MCP Apps hosts may prefetch and cache UI resources.
+	// Server.ReadResource and Set.Proxy for that long (at most maxUICache per server, see
+	// Limits; emptied when a session is redialled). MCP Apps hosts may prefetch and cache UI resources.
 	UIResourceCacheTTL time.Duration
 	// HTTPClient is the base client for http and sse servers, for a host's own TLS settings,
 	// proxy or tracing transport. Its Transport (nil: http.DefaultTransport) is wrapped, never
 	// modified: configured headers, raw schema capture and secret redaction still apply on
 	// top of it. Leave its Timeout zero: a Timeout would cut the long-lived SSE streams.
-	// Default: a client over http.DefaultTransport keeping up to 64 idle connections per host.
+	// Default: a client over http.DefaultTransport keeping more idle connections per host
+	// (transport.maxIdlePerHost in Limits).
 	HTTPClient *http.Client
 	// TokenStore keeps OAuth tokens (ServerConfig.Auth). Default: DefaultTokenStore(), a 0600
 	// file under the user's config directory.
@@ -82,7 +84,7 @@ type Options struct {
 	Tasks TaskMode
 	// TaskTimeout bounds a tool call that runs as an MCP task, from the call to its result
 	// (each request of it stays bounded by CallTimeout), and is the TTL the bridge asks the
-	// server to keep the task for. Default DefaultTaskTimeout (10 minutes).
+	// server to keep the task for. Default DefaultTaskTimeout (Limits).
 	// ServerConfig.TaskTimeout wins.
 	TaskTimeout time.Duration
 	// OnTaskStatus, when set, is called for each MCP task the bridge follows (a tool call
@@ -94,28 +96,28 @@ type Options struct {
 	// MaxMessageBytes caps one message a server sends, on every transport: a stdio line, an
 	// HTTP response body, an SSE event. A server that sends more loses its session: the
 	// request fails naming the limit and the next one redials. Default
-	// DefaultMaxMessageBytes (16 MiB); <0 means no cap.
+	// DefaultMaxMessageBytes (Limits); <0 means no cap.
 	MaxMessageBytes int
 	// MaxListTools caps the tools one server may list, over all pages; a longer listing fails
-	// the server (or the re-list) in the tools/list phase. Default DefaultMaxListTools (10,000).
+	// the server (or the re-list) in the tools/list phase. Default DefaultMaxListTools (Limits).
 	MaxListTools int
 	// MaxListBytes caps the raw bytes of one server's tool definitions, over all pages.
-	// Default DefaultMaxListBytes (32 MiB).
+	// Default DefaultMaxListBytes (Limits).
 	MaxListBytes int64
 	// MaxSchemaCost caps the worst-case validation work of one schema (inputSchema or
 	// outputSchema): the subschema applications for one value, each $ref target and allOf,
 	// anyOf and oneOf branch counted every time it is reached. A schema over it is not
 	// compiled: its tool is offered without validation (the server still validates), with a
-	// ToolProblem. Default DefaultMaxSchemaCost (100,000).
+	// ToolProblem. Default DefaultMaxSchemaCost (Limits).
 	MaxSchemaCost int
 	// MaxSchemaNodes caps the subschemas of one schema, which bounds compile time (the
 	// validator library compiles in time quadratic in them). Over it, as for MaxSchemaCost.
-	// Default DefaultMaxSchemaNodes (5,000).
+	// Default DefaultMaxSchemaNodes (Limits).
 	MaxSchemaNodes int
 	// MaxDescriptionBytes caps one tool's description as the model gets it
 	// (Tool.Description): a longer one keeps its head (cut on a UTF-8 boundary) and a marker
 	// saying how much was cut, with a ToolProblem. Default DefaultMaxDescriptionBytes
-	// (8 KiB); <0 means no cap.
+	// (Limits); <0 means no cap.
 	MaxDescriptionBytes int
 
 	// ProxyAccess lists the Host header values and browser origins Set.ProxyHandler accepts

@@ -16,42 +16,32 @@ import (
 
 // Users: see the package doc, section Users.
 
-// MaxUserIDBytes bounds the length of a user ID.
-const MaxUserIDBytes = 256
-
-// Defaults of UserOptions.
-const (
-	DefaultMaxUserSessions = 1000
-	DefaultUserIdleTimeout = 10 * time.Minute
-	DefaultLoginTimeout    = 15 * time.Minute
-	DefaultMaxLoginFlows   = 10000
-	DefaultRefreshJitter   = time.Minute
-)
-
 // UserOptions makes a Set serve many users (Options.Users); zero fields mean the defaults.
 type UserOptions struct {
 	// RedirectURL is the web app's OAuth callback URL; the callback hands its query to
 	// Set.CompleteLogin. Required to start logins (NeedsLoginError.AuthorizationURL).
 	RedirectURL string
-	// LoginTimeout is how long a started login waits for its callback (default 15 min:
-	// longer than a person takes on the authorization server's pages).
+	// LoginTimeout is how long a started login waits for its callback (default:
+	// DefaultLoginTimeout, in Limits: longer than a person takes on the
+	// authorization server's pages).
 	LoginTimeout time.Duration
-	// MaxLoginFlows bounds the logins waiting for their callback, per server (default 10000).
+	// MaxLoginFlows bounds the logins waiting for their callback, per server (default:
+	// DefaultMaxLoginFlows).
 	MaxLoginFlows int
-	// MaxSessions bounds the users one server keeps state for (default 1000): their OAuth
-	// handlers, sessions (on servers that keep state) and catalogues (on servers whose
-	// catalogue is per user). Beyond it the least recently used idle user's state is
-	// dropped, closing the session; it is rebuilt on the user's next call, from the stored
-	// grant.
+	// MaxSessions bounds the users one server keeps state for (default:
+	// DefaultMaxUserSessions): their OAuth handlers, sessions (on servers that keep state)
+	// and catalogues (on servers whose catalogue is per user). Beyond it the least recently
+	// used idle user's state is dropped, closing the session; it is rebuilt on the user's
+	// next call, from the stored grant.
 	MaxSessions int
-	// IdleTimeout drops a user's state (and closes the session) unused this long (default
-	// 10 min). Idle users are dropped when the server's users are next looked at (any
-	// user's call).
+	// IdleTimeout drops a user's state (and closes the session) unused this long (default:
+	// DefaultUserIdleTimeout). Idle users are dropped when the server's users are next
+	// looked at (any user's call).
 	IdleTimeout time.Duration
 	// RefreshJitter spreads the refreshes of grants in a store shared by replicas (a
 	// TokenLocker): each grant is refreshed up to this much earlier than its expiry
 	// requires, at random, so grants that expire together are not refreshed together
-	// (default 1 min; <0: none).
+	// (default: DefaultRefreshJitter; <0: none).
 	RefreshJitter time.Duration
 	// ProxyUser names the user of an App proxy request (Set.ProxyHandler), e.g. from the
 	// host's session cookie; an error answers 401 without calling anything. nil: proxy

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Calls follows the page's tool calls while they run: what the server reports meanwhile
@@ -99,9 +100,7 @@ func (c *Calls) progress(st *callState, p bridge.Progress) {
 	if p.Message != "" {
 		line += ": " + p.Message
 	}
-	if len(line) > maxLineBytes {
-		line = line[:maxLineBytes] + "…"
-	}
+	line = redact.Clip(line, maxLineBytes)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st.lines = append(st.lines, line)
