@@ -158,7 +158,7 @@ func (c *toolCall) bound(ctx context.Context) {
 	if c.exposed == nil {
 		c.budget, c.taskBounded = c.s.callBudget(c.remote) // tasks.go
 	}
-	c.taskTimeout = c.s.taskTimeout()
+	c.taskTimeout = c.s.tasks.Timeout()
 	c.ctx, c.release = wire.Bound(ctx, c.s.life, c.budget)
 }
 
@@ -343,10 +343,10 @@ func appResult(c *toolCall) error {
 	return nil
 }
 
-// createTask is StartTask's send stage: the tools/call as a task (taskrun.go), the task
+// createTask is StartTask's send stage: the tools/call as a task (tasks.go), the task
 // it made, or the result when the server answered at once.
 func createTask(c *toolCall) error {
-	t, err := c.s.startTask(c.ctx, c.rt, c.args)
+	t, err := startTask(c.ctx, c.s, c.rt, c.args)
 	c.task, c.res = &t, t.Result
 	return finalErr(err)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
@@ -50,8 +51,8 @@ func (p *callPath) choose(sess *session) (bool, string) {
 		p.direct = sess.conn.Direct().DirectCalls(p.protocol)
 		if p.direct && p.protocol >= wire.ModernProtocol {
 			var drop []string
-			if !sess.taskCaps.extension {
-				drop = append(drop, tasksExtension)
+			if !sess.taskCaps.Extension {
+				drop = append(drop, tasks.Extension)
 			}
 			p.envApp, _ = sess.conn.Direct().CallEnvelope(p.protocol, drop...) // nil on error: the session's
 			p.envPlain, _ = sess.conn.Direct().CallEnvelope(p.protocol, append(drop, apps.ExtensionID)...)
@@ -63,7 +64,7 @@ func (p *callPath) choose(sess *session) (bool, string) {
 // callOn makes one tools/call with params on sess. A result that asks for input (protocol
 // 2026-07-28) continues in go-sdk's multi-round-trip loop, which answers the requests
 // through the client's handlers (OnElicitation) and retries with the responses. tap, when
-// not nil, follows the call on either path (a call that may become a task, taskrun.go);
+// not nil, follows the call on either path (a call that may become a task, tasks.go);
 // shared: the caller only reads the result's text (wire.CallOptions.SharedMeta).
 func (s *Server) callOn(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, tap *wire.Tap, shared bool) (*mcp.CallToolResult, error) {
 	direct, protocol := sess.path.choose(sess)

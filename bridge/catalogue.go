@@ -206,7 +206,7 @@ func (s *Server) convert(ctx context.Context, caps taskCaps, tools []*mcp.Tool, 
 		}
 		if parts.Execution.TaskSupport == "required" {
 			// A plain tools/call is refused by the server; offering it would only fail.
-			if why := s.requiredTaskProblem(caps); why != "" {
+			if why := s.tasks.RequiredProblem(caps); why != "" {
 				problem(t.Name, why, true)
 				continue
 			}

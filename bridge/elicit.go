@@ -37,7 +37,7 @@ func (s *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if mode == "" {
 		mode = "form"
 	}
-	ctx, taskID, err := s.elicitationContext(ctx, req.Params.Meta)
+	ctx, taskID, err := s.tasks.ElicitContext(ctx, req.Params.Meta)
 	if err != nil {
 		return nil, err // for a task no call of this bridge follows
 	}

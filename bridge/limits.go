@@ -9,6 +9,7 @@ import (
 	"github.com/ttalk/mcpbridge/internal/dpop"
 	"github.com/ttalk/mcpbridge/internal/grant"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
 	"github.com/ttalk/mcpbridge/transport"
@@ -309,18 +310,19 @@ const (
 	maxBackoff          = 30 * time.Second // between redials of a crash-looping server
 	maxDiscoverWait     = 10 * time.Second // server/discover before falling back to initialize
 
-	// MCP tasks (taskrun.go, taskwire.go).
-	minPollInterval     = 250 * time.Millisecond // between tasks/get, whatever pollInterval says
-	maxPollInterval     = 30 * time.Second       // between tasks/get, whatever pollInterval says
-	maxBackoffPoll      = 5 * time.Second        // between tasks/get when the server gives no pollInterval
-	maxPollFailures     = 3                      // tasks/get in a row that fail before giving up
-	cancelWait          = 5 * time.Second        // the tasks/cancel sent when giving up on a task
-	maxTaskIDBytes      = 1024                   // a task ID
-	maxStatusMsgBytes   = 4096                   // a task's statusMessage, or a failed task's error message
-	maxInputKeyBytes    = 256                    // a key of a task's inputRequests
-	maxInputRequests    = 16                     // inputRequests in one tasks/get answer
-	maxInputKeysPerTask = 64                     // distinct inputRequests keys over a task's life
-	maxRecentTasks      = 256                    // task IDs a session remembers to catch one handed out twice
+	// MCP tasks (internal/tasks, which cannot import this package, declares them).
+	minPollInterval     = tasks.MinPollInterval
+	maxPollInterval     = tasks.MaxPollInterval
+	maxBackoffPoll      = tasks.MaxBackoffPoll
+	maxPollFailures     = tasks.MaxPollFailures
+	cancelWait          = tasks.CancelWait
+	maxTaskIDBytes      = tasks.MaxIDBytes
+	maxStatusMsgBytes   = tasks.MaxStatusMsgBytes
+	maxInputKeyBytes    = tasks.MaxInputKeyBytes
+	maxInputRequests    = tasks.MaxInputRequests
+	maxInputKeysPerTask = tasks.MaxInputKeysPerTask
+	maxRecentTasks      = tasks.MaxRecentTasks
+	firstPoll           = tasks.FirstPoll
 )
 
 // limitUnit says how a limit's value reads.

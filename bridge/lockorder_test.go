@@ -33,7 +33,7 @@ func (h *lockCheck) Handle(_ context.Context, r slog.Record) error {
 		for name, m := range map[string]*sync.Mutex{
 			"Server.mu": &s.mu, "Server.catMu": &s.catMu, "Server.bgMu": &s.bgMu, "relistState.mu": &s.relist.mu,
 			"protocolState.mu": &s.proto.mu, "notifier.mu": &s.notify.mu, "secretBook.mu": &s.secrets.mu, "telemetry.mu": &s.opts.tel.mu,
-			"taskTable.mu": &s.tasks.mu, "listenHolds.mu": &s.listens.mu,
+			"taskTable.mu": s.tasks.Mutex(), "listenHolds.mu": &s.listens.mu,
 		} {
 			if m.TryLock() {
 				m.Unlock()

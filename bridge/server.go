@@ -16,6 +16,7 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -46,7 +47,7 @@ type Server struct {
 	//	relistState.mu -> Server.bgMu
 	//	userTable.mu   -> Server.bgMu
 	//	Server.catMu, Server.bgMu, protocolState.mu, negotiation.mu, listenHolds.mu, notifier.mu,
-	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu, taskTable.mu, taskRun.mu:
+	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu, tasks.Client.mu, tasks.Run.mu:
 	//	leaves
 	//
 	// (internal/schemaguard and bridge/auth document their own, all leaves but
@@ -76,7 +77,7 @@ type Server struct {
 
 	schemas  schemaguard.Cache // measured and compiled schemas by their bytes
 	progress progressRoutes    // progress tokens of calls in flight
-	tasks    taskTable         // MCP tasks in flight (taskrun.go)
+	tasks    *tasks.Client     // the MCP tasks client: policy and tasks in flight (tasks.go)
 	relist   relistState       // re-listing after tools/list_changed
 	notify   notifier          // runs OnToolsChanged outside background work
 	proto    protocolState     // the protocol version to keep for redials
@@ -112,6 +113,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		status:  ServerStatus{ID: cfg.ID},
 	}
 	s.spec.OnCredential = book.addCredential
+	s.tasks = newTasks(s, cfg, o)
 	caps := &mcp.ClientCapabilities{}
 	if !o.DisableAppsExtension {
 		caps.AddExtension(apps.ExtensionID, apps.ClientCapability())
@@ -143,13 +145,13 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		caps.Elicitation = elicitationCapabilities()
 		copts.ElicitationHandler = s.elicit
 	}
-	if s.taskMode() != TasksNever {
-		caps.AddExtension(tasksExtension, map[string]any{})
+	if s.tasks.Mode() != TasksNever {
+		caps.AddExtension(tasks.Extension, map[string]any{})
 	}
 	s.client = mcp.NewClient(o.ClientInfo, copts)
 	s.client.AddSendingMiddleware(s.sendingMiddleware)
 	s.client.AddReceivingMiddleware(s.receivingMiddleware)
-	if err := registerTaskMethods(s.client); err != nil && s.configErr == nil {
+	if err := tasks.RegisterMethods(s.client); err != nil && s.configErr == nil {
 		s.configErr = err
 	}
 	if !o.Tasks.Valid() { // cfg's own values passed config.Validate in dial
@@ -304,13 +306,13 @@ func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, 
 		_ = conn.Close()
 		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
 	}
+	ir := cs.InitializeResult()
 	sess := &session{cs: cs, conn: conn, cancel: cancel, dead: make(chan struct{}), started: started,
-		taskCaps: readTaskCaps(initTap.Result(), cs.InitializeResult())}
+		taskCaps: tasks.ReadCaps(initTap.Result(), ir, ir.ProtocolVersion >= modernVersion)}
 	go func() {
 		_ = cs.Wait()
 		close(sess.dead)
 	}()
-	ir := cs.InitializeResult()
 	s.catMu.Lock()
 	s.status.ProtocolVersion = ir.ProtocolVersion
 	s.status.Instructions = cleanInstructions(ir.Instructions)

@@ -29,7 +29,7 @@ type session struct {
 	cancel  context.CancelFunc // ends the session's context (the SSE GET stream lives on it)
 	dead    chan struct{}      // closed when the session ended, for whatever reason
 	started time.Time
-	// taskCaps is what the server offers for MCP tasks (taskwire.go).
+	// taskCaps is what the server offers for MCP tasks (internal/tasks).
 	taskCaps taskCaps
 
 	path callPath // how tools/call goes on this session (callpath.go)
@@ -107,7 +107,7 @@ func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bo
 // (see sendOptions).
 func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, o sendOptions) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
-	var task *taskRun // the task the server created instead of answering (taskrun.go)
+	var task *taskRun // the task the server created instead of answering (tasks.go)
 	err := s.doWithin(s.markToolsCall(ctx, rt), o.timeout, !o.taskBounded, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
 		if s.gone(rt.name) {
 			return ErrToolGone
@@ -127,7 +127,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 		return err
 	})
 	if err == nil && task != nil {
-		return s.runTask(ctx, task, o.taskTimeout)
+		return task.await(ctx, o.taskTimeout)
 	}
 	return res, err
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,15 +12,16 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ttalk/mcpbridge/internal/redact"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ttalk/mcpbridge/internal/tasks"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
-// MCP tasks, client side. go-sdk v1.8.0 has none, so the bridge speaks this part itself:
-// the experimental tasks of protocol 2025-11-25 (a tools/call augmented with "task", then
-// tasks/get, tasks/result, tasks/cancel) and the tasks extension io.modelcontextprotocol/tasks
-// of 2026-07-28 (the server answers any tools/call with a task handle when it likes; then
-// tasks/get, which carries the result, tasks/update for input, tasks/cancel). The wire
-// shapes are in taskwire.go, the lifecycle in taskrun.go.
+// MCP tasks, client side: the protocol (wire shapes, lifecycle, polling, input) is
+// internal/tasks; this file is its public types, the Server's task methods and the glue
+// (taskHost: the live session for the tasks client, the server's callbacks for each task).
 
 // TaskMode is config.TaskMode: when a server's tools run as MCP tasks (ServerConfig.Tasks,
 // Options.Tasks, servers.yaml's tasks key).
@@ -33,110 +35,46 @@ const (
 )
 
 // TaskStatus is the state of an MCP task.
-type TaskStatus string
+type TaskStatus = tasks.Status
 
 // The task states. Completed, failed and cancelled are terminal.
 const (
-	TaskWorking       TaskStatus = "working"
-	TaskInputRequired TaskStatus = "input_required"
-	TaskCompleted     TaskStatus = "completed"
-	TaskFailed        TaskStatus = "failed"
-	TaskCancelled     TaskStatus = "cancelled"
+	TaskWorking       = tasks.Working
+	TaskInputRequired = tasks.InputRequired
+	TaskCompleted     = tasks.Completed
+	TaskFailed        = tasks.Failed
+	TaskCancelled     = tasks.Cancelled
 )
-
-// Terminal reports whether the task can no longer change: completed, failed or cancelled.
-func (s TaskStatus) Terminal() bool {
-	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
-}
-
-func (s TaskStatus) known() bool {
-	return s == TaskWorking || s == TaskInputRequired || s.Terminal()
-}
 
 // Task is an MCP task as last seen: what Server.StartTask and Server.PollTask return and
 // what Options.OnTaskStatus receives. Its JSON form is what a host persists to resume the
 // task later (Server.AwaitTask, Server.CancelTask by ID, also from another process for
 // HTTP servers, which keep tasks beyond a session). Every string in it comes from the
 // server: untrusted text (bounded to a few KB by the bridge).
-type Task struct {
-	// ID is the server's task ID.
-	ID string `json:"id"`
-	// Server is the server's ID (ServerConfig.ID).
-	Server string `json:"server"`
-	// Tool is the tool's name on the server; "" for a task known only by its ID.
-	Tool string `json:"tool,omitempty"`
-	// Status and StatusMessage are the task's state and the server's description of it.
-	Status        TaskStatus `json:"status"`
-	StatusMessage string     `json:"statusMessage,omitempty"`
-	// CreatedAt and LastUpdatedAt are the server's timestamps (zero when missing or not
-	// RFC 3339).
-	CreatedAt     time.Time `json:"createdAt,omitzero"`
-	LastUpdatedAt time.Time `json:"lastUpdatedAt,omitzero"`
-	// TTL is how long after its creation the server keeps the task; 0 when unlimited or not
-	// said.
-	TTL time.Duration `json:"ttl,omitempty"`
-	// PollInterval is the server's suggested time between polls, as sent (the bridge bounds
-	// what it honours); 0 when not said.
-	PollInterval time.Duration `json:"pollInterval,omitempty"`
-	// Result is the tool's result when the server delivered it with the state: a completed
-	// task under 2026-07-28 (tasks/get carries the result), or a call that StartTask
-	// started and the server answered at once, without a task (ID is then ""). nil
-	// otherwise; Server.AwaitTask fetches it.
-	Result *mcp.CallToolResult `json:"-"`
-}
+type Task = tasks.Task
 
 // Errors of tasks, wrapped by a *TaskError (match with errors.Is).
 var (
 	// ErrTaskFailed: the task ended in status failed; TaskError.Err holds the JSON-RPC error
 	// the server gave for it, when it gave one. (A tool's own failure, isError, is a result
 	// and comes as a *results.ToolError like for any call.)
-	ErrTaskFailed = errors.New("task failed")
+	ErrTaskFailed = tasks.ErrFailed
 	// ErrTaskCancelled: the task ended in status cancelled, by the server or on request.
-	ErrTaskCancelled = errors.New("task cancelled")
+	ErrTaskCancelled = tasks.ErrCancelled
 	// ErrTaskExpired: the task outlived its TTL before ending, or the server no longer
 	// knows it after the TTL passed.
-	ErrTaskExpired = errors.New("task expired")
+	ErrTaskExpired = tasks.ErrExpired
 	// ErrUnknownTask: the server does not know the task ID (it never had it, or dropped
 	// it), or answered about a task other than the one asked about.
-	ErrUnknownTask = errors.New("unknown task")
+	ErrUnknownTask = tasks.ErrUnknown
 )
 
 // TaskError is the error of a task that did not deliver a result. A Handler returns it
 // wrapped in a *ServerError, like every failure that is not the tool's own.
-type TaskError struct {
-	// TaskID is the server's task ID.
-	TaskID string
-	// Status is the last status the server reported ("" when none was seen).
-	Status TaskStatus
-	// Message is the server's statusMessage, if any (untrusted text).
-	Message string
-	// Kind is ErrTaskFailed, ErrTaskCancelled, ErrTaskExpired or ErrUnknownTask.
-	Kind error
-	// Err is the cause when there is one: for a failed task the server's JSON-RPC error
-	// (a *jsonrpc.Error).
-	Err error
-}
+type TaskError = tasks.Error
 
-// Error says which task ended how, with the server's message and the cause.
-func (e *TaskError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "task %q: %v", e.TaskID, e.Kind)
-	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
-	}
-	if e.Err != nil {
-		fmt.Fprintf(&b, ": %v", e.Err)
-	}
-	return b.String()
-}
-
-// Unwrap returns Kind and the cause, for errors.Is and errors.As.
-func (e *TaskError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
-}
+// taskCaps is what a session's server offers for tasks.
+type taskCaps = tasks.Caps
 
 // StartTask calls the server's tool name (its own name, as for CallTool) as a task and
 // returns as soon as the server created it, with the task's ID to poll, await or cancel
@@ -157,15 +95,40 @@ func (s *Server) StartTask(ctx context.Context, name string, args json.RawMessag
 	return *c.task, err
 }
 
+// startTask creates a task of rt for StartTask (the pipeline's send stage).
+func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMessage) (Task, error) {
+	var res *mcp.CallToolResult
+	var run *taskRun
+	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
+		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
+		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
+			params.Meta = meta
+		}
+		var err error
+		res, run, err = s.sendCall(ctx, sess, rt, params, true, false)
+		return err
+	})
+	switch {
+	case err != nil:
+		return Task{}, err
+	case run == nil:
+		return Task{Server: s.cfg.ID, Tool: rt.name, Status: TaskCompleted, Result: res}, nil
+	}
+	if err := s.tasks.NoteCreated(run.Run); err != nil {
+		return Task{}, run.fail(err)
+	}
+	return run.Task(), nil
+}
+
 // PollTask asks the server once for the state of task id (tasks/get). A task that ended
 // is returned like any other (its status says how); the error is for a failed request,
 // ErrUnknownTask (in a *TaskError) when the server does not know the ID.
 func (s *Server) PollTask(ctx context.Context, id string) (Task, error) {
-	if err := checkTaskID(id); err != nil {
+	if err := tasks.CheckID(id); err != nil {
 		return Task{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
-	run := s.newRun(ctx, nil, "", id, flavourUnknown)
-	t, err := run.poll(ctx)
+	run := taskHost{s}.newRun(ctx, "", id, tasks.FlavourUnknown)
+	t, err := run.Poll(ctx)
 	if err != nil {
 		return Task{}, run.fail(err)
 	}
@@ -180,47 +143,41 @@ func (s *Server) PollTask(ctx context.Context, id string) (Task, error) {
 // wait is bounded by the task timeout (Options.TaskTimeout, ServerConfig.TaskTimeout)
 // unless ctx ends first.
 func (s *Server) AwaitTask(ctx context.Context, id string) (*mcp.CallToolResult, error) {
-	if err := checkTaskID(id); err != nil {
+	if err := tasks.CheckID(id); err != nil {
 		return nil, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
-	run := s.newRun(ctx, nil, "", id, flavourUnknown)
-	return s.runTask(ctx, run, s.taskTimeout())
+	return taskHost{s}.newRun(ctx, "", id, tasks.FlavourUnknown).await(ctx, s.tasks.Timeout())
 }
 
 // CancelTask asks the server to cancel task id (tasks/cancel). Cancellation is
 // cooperative: the task may still complete. Cancelling a task that already ended is an
 // error from the server under 2025-11-25.
 func (s *Server) CancelTask(ctx context.Context, id string) error {
-	if err := checkTaskID(id); err != nil {
+	if err := tasks.CheckID(id); err != nil {
 		return &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
-	run := s.newRun(ctx, nil, "", id, flavourUnknown)
-	if err := run.cancelRequest(ctx); err != nil {
+	run := taskHost{s}.newRun(ctx, "", id, tasks.FlavourUnknown)
+	if err := run.Cancel(ctx); err != nil {
 		return run.fail(err)
 	}
 	return nil
 }
 
-// taskMode is the server's task mode: its own, else the Options', else auto.
-func (s *Server) taskMode() TaskMode {
-	switch {
-	case s.cfg.Tasks != "":
-		return s.cfg.Tasks
-	case s.opts.Tasks != "":
-		return s.opts.Tasks
+// newTasks is the tasks client of a server with cfg and o (its mode: the server's own,
+// else the Options', else auto).
+func newTasks(s *Server, cfg ServerConfig, o *options) *tasks.Client {
+	tc := tasks.Config{
+		Server:      cfg.ID,
+		Mode:        cmp.Or(cfg.Tasks, o.Tasks),
+		CallTimeout: o.callTimeout(cfg),
+		TaskTimeout: cmp.Or(max(cfg.TaskTimeout, 0), max(o.TaskTimeout, 0), DefaultTaskTimeout),
+		Log:         s.log,
+		Requester:   taskHost{s},
 	}
-	return TasksAuto
-}
-
-// taskTimeout bounds a call that runs as a task.
-func (s *Server) taskTimeout() time.Duration {
-	switch {
-	case s.cfg.TaskTimeout > 0:
-		return s.cfg.TaskTimeout
-	case s.opts.TaskTimeout > 0:
-		return s.opts.TaskTimeout
+	if o.OnElicitation != nil {
+		tc.Ask = taskHost{s}.ask
 	}
-	return DefaultTaskTimeout
+	return tasks.New(tc)
 }
 
 // callBudget is the time a call of the server's tool remote may take in all: the call
@@ -228,30 +185,15 @@ func (s *Server) taskTimeout() time.Duration {
 // one under 2025-11-25, any tool of a server that offers the 2026-07-28 extension). Each
 // request of the call stays bounded by the call timeout.
 func (s *Server) callBudget(remote string) (budget time.Duration, task bool) {
-	call := s.opts.callTimeout(s.cfg)
-	if s.taskMode() == TasksNever {
-		return call, false
-	}
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
-	if sess == nil {
-		return call, false
-	}
-	caps := sess.taskCaps
-	if caps.extension {
-		return max(call, s.taskTimeout()), true
-	}
-	if !caps.toolsCall {
-		return call, false
-	}
-	s.catMu.Lock()
-	rt := s.remote[remote]
-	s.catMu.Unlock()
-	if rt != nil && (rt.taskSupport == "required" || (rt.taskSupport == "optional" && s.taskMode() == TasksAlways)) {
-		return max(call, s.taskTimeout()), true
-	}
-	return call, false
+	caps, _, ok := taskHost{s}.Live()
+	return s.tasks.Budget(s.opts.callTimeout(s.cfg), caps, ok, func() string {
+		s.catMu.Lock()
+		defer s.catMu.Unlock()
+		if rt := s.remote[remote]; rt != nil {
+			return rt.taskSupport
+		}
+		return ""
+	})
 }
 
 // TaskTool is a tool that declares MCP task support (ServerStatus.TaskTools).
@@ -275,10 +217,192 @@ func taskTools(remote map[string]*remoteTool) []TaskTool {
 	return out
 }
 
-// checkTaskID refuses IDs no server can have issued: empty, oversized, not UTF-8.
-func checkTaskID(id string) error {
-	if id == "" || len(id) > maxTaskIDBytes || !validText(id) {
-		return fmt.Errorf("task ID %s: %w", redact.Quote(id, 64), ErrUnknownTask)
+// taskTap returns the tap for a tools/call of rt on a session offering caps that may become
+// a task (it adds the task member under 2025-11-25 and keeps a task handle instead of
+// decoding it, on either path), or nil for a plain call. force (StartTask) asks for a task.
+func taskTap(c *tasks.Client, caps taskCaps, rt *remoteTool, force bool) (*wire.Tap, error) {
+	param, tap, err := c.Tap(caps, rt.taskSupport, rt.label, force)
+	if !tap || err != nil {
+		return nil, err
 	}
-	return nil
+	if param == nil {
+		return &wire.Tap{Method: "tools/call", Keep: tasks.IsHandle}, nil
+	}
+	return &wire.Tap{Method: "tools/call", Param: "task", Value: param, Keep: tasks.IsHandle}, nil
+}
+
+// newInitTap follows a session's initialize (its result keeps the server's "tasks"
+// capability, which go-sdk's ServerCapabilities drops).
+func newInitTap() *wire.Tap { return &wire.Tap{Method: "initialize"} }
+
+// sendCall sends one tools/call on sess, directly or through go-sdk (callOn); when the call
+// may become a task, with the task tap, on either path. It returns the result, or the task
+// the server created instead. force (StartTask) asks for a task; shared: only the result's
+// text is used (wire.CallOptions.SharedMeta).
+func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
+	tap, err := taskTap(s.tasks, sess.taskCaps, rt, force)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := s.callOn(ctx, sess, rt, params, tap, shared) // callpath.go: direct or through go-sdk
+	if tap == nil {
+		return res, nil, err
+	}
+	tap.Done()
+	raw := tap.Result()
+	if raw == nil {
+		return res, nil, err
+	}
+	// A task handle: go-sdk decoded it as an (empty) tool result, or failed to.
+	r := &taskRun{s: s, progress: progressFunc(ctx)}
+	r.progressTok, _ = params.GetProgressToken().(string)
+	if r.Run, err = s.tasks.Created(ctx, rt.name, raw, sess, r.observed); err != nil {
+		return nil, nil, err
+	}
+	return nil, r, nil
+}
+
+// taskHost is the tasks client's view of a Server: the live session to send the task
+// methods on (tasks.Requester), and the server's callbacks for each task.
+type taskHost struct{ s *Server }
+
+// Request sends one task method on the live session (redialled when dead), bounded by
+// timeout.
+func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, method string, params *tasks.Params) (json.RawMessage, tasks.Flavour, error) {
+	var raw json.RawMessage
+	var f tasks.Flavour
+	err := h.s.doWithin(ctx, timeout, false, PhaseCall, what, true, func(ctx context.Context, sess *session) error {
+		f = sessionFlavour(sess)
+		var err error
+		raw, err = tasks.Send(ctx, sess.cs, method, params)
+		return err
+	})
+	return raw, f, err
+}
+
+// Live returns the live session's task offer and flavour.
+func (h taskHost) Live() (taskCaps, tasks.Flavour, bool) {
+	h.s.mu.Lock()
+	sess := h.s.sess
+	h.s.mu.Unlock()
+	if sess == nil {
+		return taskCaps{}, tasks.FlavourUnknown, false
+	}
+	return sess.taskCaps, sessionFlavour(sess), true
+}
+
+// sessionFlavour is the task protocol sess speaks.
+func sessionFlavour(sess *session) tasks.Flavour {
+	if sess.taskCaps.Extension || sess.cs.InitializeResult().ProtocolVersion >= modernVersion {
+		return tasks.FlavourExt
+	}
+	return tasks.Flavour2025
+}
+
+// ask gives an extension task's elicitation (checked by the tasks client) to
+// Options.OnElicitation.
+func (h taskHost) ask(ctx context.Context, taskID string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	s := h.s
+	s.catMu.Lock()
+	s.status.Elicitations++
+	s.catMu.Unlock()
+	return s.opts.OnElicitation(ctx, &ElicitRequest{Server: s.cfg.ID, Params: p, TaskID: taskID})
+}
+
+// newRun starts following task id of tool ("" when unknown) under ctx.
+func (h taskHost) newRun(ctx context.Context, tool, id string, f tasks.Flavour) *taskRun {
+	r := &taskRun{s: h.s}
+	r.Run = h.s.tasks.NewRun(ctx, tool, id, f, r.observed)
+	return r
+}
+
+// taskRun is one task a Server follows: the tasks client's run, and the progress of the
+// call that created it.
+type taskRun struct {
+	*tasks.Run
+	s *Server
+	// progressTok is the progressToken of the call that created the task (valid for the
+	// task's life); progress receives its notifications and the task's status.
+	progressTok string
+	progress    func(Progress)
+}
+
+// observed tells the server's callbacks a task's new state: the call's span, its
+// WithProgress callback and Options.OnTaskStatus.
+func (r *taskRun) observed(ctx context.Context, t Task) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("mcp.task.status", trace.WithAttributes(
+			attribute.String("mcp.task.id", t.ID),
+			attribute.String("mcp.task.status", string(t.Status)),
+		))
+	}
+	if fn := r.progress; fn != nil {
+		p := Progress{Server: t.Server, Tool: t.Tool, Message: t.StatusMessage, TaskID: t.ID, Status: t.Status}
+		r.s.progress.notify.post(func() { fn(p) })
+	}
+	if fn := r.s.opts.OnTaskStatus; fn != nil {
+		fn(ctx, t)
+	}
+}
+
+// await follows the task to its end and returns the tool's result. It is bounded by
+// timeout, the task timeout (and ctx, and Close); when it gives up on a task that has not
+// ended, the tasks client cancels the task on the server.
+func (r *taskRun) await(ctx context.Context, timeout time.Duration) (*mcp.CallToolResult, error) {
+	s := r.s
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	if r.progress == nil {
+		r.progress = progressFunc(ctx)
+	}
+	if r.progressTok != "" && r.progress != nil {
+		release := s.progress.hold(r.progressTok, r.Tool(), r.ID(), r.progress)
+		defer release()
+	}
+	res, err := s.tasks.Await(ctx, r.Run)
+	r.flush(ctx)
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, s.requestErr(ctx, PhaseCall, r.Label(), timeout, err)
+	}
+	return nil, r.fail(err)
+}
+
+// flush waits (briefly) until the WithProgress callback has seen the statuses posted so far,
+// so a caller has the task's last status before the call returns.
+func (r *taskRun) flush(ctx context.Context) {
+	if r.progress == nil {
+		return
+	}
+	seen := make(chan struct{})
+	r.s.progress.notify.post(func() { close(seen) })
+	t := time.NewTimer(progressLinger)
+	defer t.Stop()
+	select {
+	case <-seen:
+	case <-ctx.Done():
+	case <-t.C: // a slow callback; the rest arrive later
+	}
+}
+
+// fail wraps a lifecycle error for the caller: a *ServerError naming the server, the tool
+// and the task.
+func (r *taskRun) fail(err error) error {
+	var se *ServerError
+	if errors.As(err, &se) {
+		return se
+	}
+	id := r.s.cfg.ID
+	var te *TaskError
+	if errors.As(err, &te) && te.TaskID == r.ID() { // it names the task itself
+		if r.Tool() == "" {
+			return &ServerError{Server: id, Phase: PhaseCall, Err: err}
+		}
+		return &ServerError{Server: id, Phase: PhaseCall, Err: fmt.Errorf("tool %q: %w", r.Tool(), err)}
+	}
+	return &ServerError{Server: id, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", r.Label(), err)}
 }

@@ -64,7 +64,7 @@ func (s *Server) userView(ctx context.Context, id string, rt *remoteTool) (view 
 	if !s.stateless(shared) {
 		return nil, nil, false, nil
 	}
-	if tap, err := s.taskTap(shared, rt, false); tap != nil || err != nil {
+	if tap, err := taskTap(s.tasks, shared.taskCaps, rt, false); tap != nil || err != nil {
 		return nil, nil, false, nil
 	}
 	s.users.mu.Lock()

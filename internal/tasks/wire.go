@@ -1,11 +1,11 @@
-package bridge
+package tasks
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ttalk/mcpbridge/bridge/config"
 	"math"
 	"strconv"
 	"time"
@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/redact"
-	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // The wire side of MCP tasks: the two versions' shapes, read leniently and bounded.
@@ -36,7 +36,8 @@ import (
 // sends inputResponses; tasks/cancel is an empty acknowledgement.
 
 const (
-	tasksExtension = "io.modelcontextprotocol/tasks"
+	// Extension is the name of the tasks extension (2026-07-28), in capabilities.extensions.
+	Extension      = "io.modelcontextprotocol/tasks"
 	relatedTaskKey = "io.modelcontextprotocol/related-task"
 
 	methodTasksGet    = "tasks/get"
@@ -45,55 +46,54 @@ const (
 	methodTasksUpdate = "tasks/update"
 )
 
-// flavour is which version's task protocol a task speaks.
-type flavour int
+// Flavour is which version's task protocol a task (or a session) speaks.
+type Flavour int
 
+// The flavours.
 const (
-	flavourUnknown flavour = iota // a task known by ID only: decided by the session's version
-	flavour2025                   // 2025-11-25 experimental tasks
-	flavourExt                    // the 2026-07-28 tasks extension
+	FlavourUnknown Flavour = iota // a task known by ID only: decided by the session's version
+	Flavour2025                   // 2025-11-25 experimental tasks
+	FlavourExt                    // the 2026-07-28 tasks extension
 )
 
-func (f flavour) String() string {
+// String names the Flavour's version.
+func (f Flavour) String() string {
 	switch f {
-	case flavour2025:
+	case Flavour2025:
 		return "2025-11-25"
-	case flavourExt:
-		return tasksExtension
+	case FlavourExt:
+		return Extension
 	}
 	return "unknown"
 }
 
-// taskCaps is what a session's server offers for tasks.
-type taskCaps struct {
-	toolsCall bool // 2025-11-25: capabilities.tasks.requests.tools.call
-	cancel    bool // 2025-11-25: capabilities.tasks.cancel
-	extension bool // the io.modelcontextprotocol/tasks extension (2026-07-28)
+// Caps is what a session's server offers for tasks.
+type Caps struct {
+	ToolsCall bool // 2025-11-25: capabilities.tasks.requests.tools.call
+	Cancel    bool // 2025-11-25: capabilities.tasks.cancel
+	Extension bool // the io.modelcontextprotocol/tasks extension (2026-07-28)
 }
 
 // String describes the offer for ServerStatus.Tasks.
-func (c taskCaps) String() string {
+func (c Caps) String() string {
 	switch {
-	case c.extension:
-		return "extension " + tasksExtension
-	case c.toolsCall && c.cancel:
+	case c.Extension:
+		return "extension " + Extension
+	case c.ToolsCall && c.Cancel:
 		return "2025-11-25 tasks (tools/call, cancel)"
-	case c.toolsCall:
+	case c.ToolsCall:
 		return "2025-11-25 tasks (tools/call)"
 	}
 	return ""
 }
 
-// newInitTap follows a session's initialize (its result keeps the server's "tasks"
-// capability, which go-sdk's ServerCapabilities drops).
-func newInitTap() *wire.Tap { return &wire.Tap{Method: "initialize"} }
-
-// readTaskCaps reads the server's task offer from the raw initialize result (2025-11-25) and
-// the decoded capabilities (the extension, under 2026-07-28 from server/discover).
-func readTaskCaps(rawInit json.RawMessage, ir *mcp.InitializeResult) taskCaps {
-	var c taskCaps
-	if ir != nil && ir.Capabilities != nil && ir.ProtocolVersion >= modernVersion {
-		_, c.extension = ir.Capabilities.Extensions[tasksExtension]
+// ReadCaps reads the server's task offer from the raw initialize result (2025-11-25; go-sdk's
+// ServerCapabilities drops its "tasks") and the decoded capabilities (the extension, read
+// only when modern: the session speaks 2026-07-28, from server/discover).
+func ReadCaps(rawInit json.RawMessage, ir *mcp.InitializeResult, modern bool) Caps {
+	var c Caps
+	if ir != nil && ir.Capabilities != nil && modern {
+		_, c.Extension = ir.Capabilities.Extensions[Extension]
 	}
 	var wire struct {
 		Capabilities struct {
@@ -109,8 +109,8 @@ func readTaskCaps(rawInit json.RawMessage, ir *mcp.InitializeResult) taskCaps {
 	}
 	if len(rawInit) > 0 && json.Unmarshal(rawInit, &wire) == nil && wire.Capabilities.Tasks != nil {
 		t := wire.Capabilities.Tasks
-		c.toolsCall = present(t.Requests.Tools.Call)
-		c.cancel = present(t.Cancel)
+		c.ToolsCall = present(t.Requests.Tools.Call)
+		c.Cancel = present(t.Cancel)
 	}
 	return c
 }
@@ -136,8 +136,8 @@ type wireTask struct {
 	InputRequests  json.RawMessage `json:"inputRequests"`
 }
 
-// taskState is a parsed, checked Task.
-type taskState struct {
+// state is a parsed, checked Task.
+type state struct {
 	Task
 	pollGiven     bool            // the server gave a pollInterval (0 included)
 	fromGet       bool            // a tasks/get answer (it carries a terminal task's outcome)
@@ -146,10 +146,10 @@ type taskState struct {
 	inputRequests json.RawMessage // extension: the outstanding requests of input_required
 }
 
-// isTaskHandle reports whether a tools/call result is a task handle rather than a result: a
+// IsHandle reports whether a tools/call result is a task handle rather than a result: a
 // 2025-11-25 CreateTaskResult ({"task": {...}}) or an extension one ({"resultType":"task"}).
 // It is the Keep of the tools/call tap, so ordinary results are never copied.
-func isTaskHandle(result json.RawMessage) bool {
+func IsHandle(result json.RawMessage) bool {
 	if !bytes.Contains(result, []byte(`"task`)) {
 		return false
 	}
@@ -164,43 +164,43 @@ func isTaskHandle(result json.RawMessage) bool {
 }
 
 // parseCreate reads a task handle: the task and the version its shape says.
-func parseCreate(raw json.RawMessage) (taskState, flavour, error) {
+func parseCreate(raw json.RawMessage) (state, Flavour, error) {
 	var head struct {
 		ResultType string          `json:"resultType"`
 		Task       json.RawMessage `json:"task"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return taskState{}, flavourUnknown, fmt.Errorf("task handle is not a JSON object: %w", err)
+		return state{}, FlavourUnknown, fmt.Errorf("task handle is not a JSON object: %w", err)
 	}
 	if head.ResultType == "task" {
-		st, err := parseTask(raw, flavourExt)
-		return st, flavourExt, err
+		st, err := parseTask(raw, FlavourExt)
+		return st, FlavourExt, err
 	}
-	st, err := parseTask(head.Task, flavour2025)
-	return st, flavour2025, err
+	st, err := parseTask(head.Task, Flavour2025)
+	return st, Flavour2025, err
 }
 
 // parseTask reads and checks a Task (a tasks/get result, a CreateTaskResult's task).
-func parseTask(raw json.RawMessage, f flavour) (taskState, error) {
+func parseTask(raw json.RawMessage, f Flavour) (state, error) {
 	var w wireTask
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return taskState{}, fmt.Errorf("task is not a JSON object: %w", err)
+		return state{}, fmt.Errorf("task is not a JSON object: %w", err)
 	}
-	if err := checkTaskID(w.TaskID); err != nil {
-		return taskState{}, fmt.Errorf("the server sent an unusable task ID: %w", err)
+	if err := CheckID(w.TaskID); err != nil {
+		return state{}, fmt.Errorf("the server sent an unusable task ID: %w", err)
 	}
-	st := taskState{Task: Task{
+	st := state{Task: Task{
 		ID:            w.TaskID,
-		Status:        TaskStatus(w.Status),
-		StatusMessage: redact.Clean(w.StatusMessage, maxStatusMsgBytes),
+		Status:        Status(w.Status),
+		StatusMessage: redact.Clean(w.StatusMessage, MaxStatusMsgBytes),
 		CreatedAt:     parseTime(w.CreatedAt),
 		LastUpdatedAt: parseTime(w.LastUpdatedAt),
 	}}
 	if !st.Status.known() {
-		return taskState{}, fmt.Errorf("task %q has unknown status %s", w.TaskID, redact.Quote(w.Status, 64))
+		return state{}, fmt.Errorf("task %q has unknown status %s", w.TaskID, redact.Quote(w.Status, 64))
 	}
 	ttl, poll := w.TTL, w.PollInterval
-	if f == flavourExt || (len(ttl) == 0 && len(poll) == 0) {
+	if f == FlavourExt || (len(ttl) == 0 && len(poll) == 0) {
 		ttl, poll = firstPresent(w.TTLMs, w.TTL), firstPresent(w.PollIntervalMs, w.PollInterval)
 	}
 	st.TTL, _ = millis(ttl)
@@ -214,7 +214,7 @@ func parseTask(raw json.RawMessage, f flavour) (taskState, error) {
 	if present(w.Error) {
 		var je jsonrpc.Error
 		if json.Unmarshal(w.Error, &je) == nil {
-			je.Message = redact.Clean(je.Message, maxStatusMsgBytes)
+			je.Message = redact.Clean(je.Message, MaxStatusMsgBytes)
 			st.rpcErr = &je
 		} else {
 			st.rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server sent an error that is not a JSON-RPC error object"}
@@ -278,8 +278,8 @@ func relatedTask(meta map[string]any) string {
 	return id
 }
 
-// taskParams are the params of tasks/get, tasks/result, tasks/cancel and tasks/update.
-type taskParams struct {
+// Params are the params of tasks/get, tasks/result, tasks/cancel and tasks/update.
+type Params struct {
 	mcp.ParamsBase
 	TaskID         string                     `json:"taskId"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
@@ -298,14 +298,23 @@ func (r *rawResult) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// registerTaskMethods lets the client send the task methods (go-sdk knows none of them).
-func registerTaskMethods(c *mcp.Client) error {
+// RegisterMethods lets the client send the task methods (go-sdk knows none of them).
+func RegisterMethods(c *mcp.Client) error {
 	for _, m := range []string{methodTasksGet, methodTasksResult, methodTasksCancel, methodTasksUpdate} {
-		if err := mcp.AddSendingCustomMethod[*taskParams, *rawResult](c, m); err != nil {
+		if err := mcp.AddSendingCustomMethod[*Params, *rawResult](c, m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Send sends one task method on cs and returns its result as the server sent it.
+func Send(ctx context.Context, cs *mcp.ClientSession, method string, params *Params) (json.RawMessage, error) {
+	res, err := mcp.CallCustomMethod[*Params, *rawResult](ctx, cs, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return res.raw, nil
 }
 
 // decodeToolResult decodes a tool's result the way go-sdk decodes tools/call's.
@@ -323,4 +332,12 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 func isNotFound(err error) bool {
 	var je *jsonrpc.Error
 	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams
+}
+
+// CheckID refuses IDs no server can have issued: empty, oversized, not UTF-8.
+func CheckID(id string) error {
+	if id == "" || len(id) > MaxIDBytes || !validText(id) {
+		return fmt.Errorf("task ID %s: %w", redact.Quote(id, 64), ErrUnknown)
+	}
+	return nil
 }

@@ -1,31 +1,32 @@
-package bridge
+package tasks
 
 import (
 	"encoding/json"
-	"github.com/ttalk/mcpbridge/bridge/config"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ttalk/mcpbridge/bridge/config"
 )
 
 func TestParseCreate(t *testing.T) {
 	for _, tc := range []struct {
 		name, raw string
-		flav      flavour
+		flav      Flavour
 		id        string
 		poll, ttl time.Duration
 		pollGiven bool
 		wantErr   bool
 	}{
-		{"2025", `{"task":{"taskId":"a","status":"working","ttl":60000,"pollInterval":5000,"createdAt":"2025-11-25T10:30:00Z"}}`, flavour2025, "a", 5 * time.Second, time.Minute, true, false},
-		{"extension", `{"resultType":"task","taskId":"b","status":"working","ttlMs":null,"pollIntervalMs":0}`, flavourExt, "b", 0, 0, true, false},
-		{"poll absent", `{"resultType":"task","taskId":"c","status":"working"}`, flavourExt, "c", 0, 0, false, false},
-		{"poll a year", `{"resultType":"task","taskId":"d","status":"working","pollIntervalMs":3.1536e10}`, flavourExt, "d", config.MaxTimeout, 0, true, false},
-		{"poll negative", `{"resultType":"task","taskId":"e","status":"working","pollIntervalMs":-1}`, flavourExt, "e", 0, 0, false, false},
-		{"no id", `{"resultType":"task","status":"working"}`, flavourExt, "", 0, 0, false, true},
-		{"id with a newline", `{"task":{"taskId":"a\nb","status":"working"}}`, flavour2025, "", 0, 0, false, true},
-		{"unknown status", `{"resultType":"task","taskId":"f","status":"paused"}`, flavourExt, "", 0, 0, false, true},
-		{"not an object", `[1]`, flavourUnknown, "", 0, 0, false, true},
+		{"2025", `{"task":{"taskId":"a","status":"working","ttl":60000,"pollInterval":5000,"createdAt":"2025-11-25T10:30:00Z"}}`, Flavour2025, "a", 5 * time.Second, time.Minute, true, false},
+		{"extension", `{"resultType":"task","taskId":"b","status":"working","ttlMs":null,"pollIntervalMs":0}`, FlavourExt, "b", 0, 0, true, false},
+		{"poll absent", `{"resultType":"task","taskId":"c","status":"working"}`, FlavourExt, "c", 0, 0, false, false},
+		{"poll a year", `{"resultType":"task","taskId":"d","status":"working","pollIntervalMs":3.1536e10}`, FlavourExt, "d", config.MaxTimeout, 0, true, false},
+		{"poll negative", `{"resultType":"task","taskId":"e","status":"working","pollIntervalMs":-1}`, FlavourExt, "e", 0, 0, false, false},
+		{"no id", `{"resultType":"task","status":"working"}`, FlavourExt, "", 0, 0, false, true},
+		{"id with a newline", `{"task":{"taskId":"a\nb","status":"working"}}`, Flavour2025, "", 0, 0, false, true},
+		{"unknown status", `{"resultType":"task","taskId":"f","status":"paused"}`, FlavourExt, "", 0, 0, false, true},
+		{"not an object", `[1]`, FlavourUnknown, "", 0, 0, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, f, err := parseCreate(json.RawMessage(tc.raw))
@@ -51,8 +52,8 @@ func TestIsTaskHandle(t *testing.T) {
 		`{"content":[],"task":"not an object"}`:                 false,
 		`{"resultType":"complete","content":[]}`:                false,
 	} {
-		if got := isTaskHandle(json.RawMessage(raw)); got != want {
-			t.Errorf("isTaskHandle(%s) = %v, want %v", raw, got, want)
+		if got := IsHandle(json.RawMessage(raw)); got != want {
+			t.Errorf("IsHandle(%s) = %v, want %v", raw, got, want)
 		}
 	}
 }
@@ -71,24 +72,24 @@ func FuzzParseTask(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, ext bool) {
-		fl := flavour2025
+		fl := Flavour2025
 		if ext {
-			fl = flavourExt
+			fl = FlavourExt
 		}
 		st, err := parseTask(b, fl)
 		if err != nil {
 			return
 		}
-		if checkTaskID(st.ID) != nil || !st.Status.known() {
+		if CheckID(st.ID) != nil || !st.Status.known() {
 			t.Fatalf("parseTask(%q) accepted id %q status %q", b, st.ID, st.Status)
 		}
-		if len(st.StatusMessage) > maxStatusMsgBytes+len("…") || !utf8.ValidString(st.StatusMessage) {
+		if len(st.StatusMessage) > MaxStatusMsgBytes+len("…") || !utf8.ValidString(st.StatusMessage) {
 			t.Fatalf("parseTask(%q): status message of %d bytes", b, len(st.StatusMessage))
 		}
 		if st.TTL < 0 || st.TTL > config.MaxTimeout || st.PollInterval < 0 || st.PollInterval > config.MaxTimeout {
 			t.Fatalf("parseTask(%q): ttl %s poll %s", b, st.TTL, st.PollInterval)
 		}
-		if st.rpcErr != nil && len(st.rpcErr.Message) > maxStatusMsgBytes+len("…") {
+		if st.rpcErr != nil && len(st.rpcErr.Message) > MaxStatusMsgBytes+len("…") {
 			t.Fatalf("parseTask(%q): error message of %d bytes", b, len(st.rpcErr.Message))
 		}
 	})
