@@ -14,7 +14,16 @@ import (
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
-// What ServerConfig.Expose may hold (see bridge/config).
+// What ServerConfig.Expose may hold (see bridge/config). Tools are all a model sees, so a
+// server's resources and prompts are offered as tools when its config asks (off by default,
+// so existing tool lists do not change): a server "docs" then gets docs__list_resources
+// ({"cursor"?}: resources and resource templates as JSON), docs__read_resource ({"uri"}: text
+// contents; binary contents as placeholders), docs__list_prompts and docs__get_prompt
+// ({"name", "arguments"?}: the messages as "role: text" lines). They are always prefixed
+// (with the server's Prefix, else its ID), validate their arguments like any tool, are
+// annotated read-only, pass through BeforeCall, AfterCall and tracing (Call.Method says which
+// request), and are left out, with a warning, when the server does not announce the
+// capability.
 const (
 	ExposeResources = config.ExposeResources
 	ExposePrompts   = config.ExposePrompts

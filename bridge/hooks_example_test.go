@@ -163,6 +163,41 @@ func ExampleTools_Filter() {
 // Tracing: with a TracerProvider (here the SDK's, as a host installs it; or the global one)
 // each server's start-up and each call get a span, and the call's trace context reaches the
 // server in params._meta, so the server's own spans join the host's trace.
+//
+// A trace from the SDK's in-memory exporter (one agent run: assembly, then a turn with two
+// calls to a Streamable HTTP server), printed as a tree (ExampleOptions_tracing builds one).
+// mcp.protocol.version is what the bridge negotiated with that server, a go-sdk stateful
+// Streamable HTTP server that offers versions up to 2025-11-25; the bridge pins none:
+//
+//	agent run  [internal] span=a5e46a883aa857b9 99.39ms
+//	  connect files  [client] span=2674fc121f272e1b 80.16ms
+//	      mcpbridge.server.id=files
+//	      mcp.protocol.version=2025-11-25
+//	      network.transport=tcp
+//	      network.protocol.name=http
+//	      mcpbridge.tools=3
+//	      event initialize mcpbridge.phase=initialize mcpbridge.duration_ms=78.468055
+//	      event tools/list mcpbridge.phase=tools/list mcpbridge.duration_ms=1.10838
+//	  agent turn 1  [internal] span=7642966453dee7b1 12.34ms
+//	    tools/call delete_file  [client] span=9256fe62b6dd13af 11.3ms
+//	        mcp.method.name=tools/call
+//	        mcpbridge.server.id=files
+//	        mcpbridge.call.origin=handler
+//	        gen_ai.tool.name=delete_file
+//	        gen_ai.operation.name=execute_tool
+//	        mcp.protocol.version=2025-11-25
+//	        network.transport=tcp
+//	        network.protocol.name=http
+//	        mcp.session.id=YFZLVN6H6B5PWWSC2W7ECKIRVQ
+//	        mcpbridge.args.bytes=20
+//	        mcpbridge.result.bytes=7
+//	    tools/call read_file  [client] span=1f56e831bdd91bc7 970µs
+//	        (same attributes)
+//
+// and the _meta the server received with each call:
+//
+//	map[traceparent:00-eb076aa1d0e26a8ee0936d297d039629-9256fe62b6dd13af-01]
+//	map[traceparent:00-eb076aa1d0e26a8ee0936d297d039629-1f56e831bdd91bc7-01]
 func ExampleOptions_tracing() {
 	ts := filesServer()
 	defer ts.Close()

@@ -23,6 +23,13 @@ import (
 
 // Server is one live connection to an MCP server. It is safe for concurrent use. Its session
 // is redialled on demand when it dies; Close ends it for good.
+//
+// A dead session (process exit, EOF, HTTP 404 session expiry, an oversized frame) is
+// redialled on the next call, one redial shared by concurrent callers, with backoff against
+// crash loops (firstBackoff doubling to maxBackoff, see Limits). A call that failed because
+// the session died is retried after the redial only when it cannot have reached the server
+// or the tool is annotated readOnlyHint or idempotentHint; otherwise the error says the tool
+// may have run. After Close every request fails wrapping ErrServerClosed.
 type Server struct {
 	cfg    ServerConfig
 	opts   *options

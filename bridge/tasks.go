@@ -51,6 +51,24 @@ const (
 // task later (Server.AwaitTask, Server.CancelTask by ID, also from another process for
 // HTTP servers, which keep tasks beyond a session). Every string in it comes from the
 // server: untrusted text (bounded to a few KB by the bridge).
+//
+// The bridge speaks both versions of tasks: the experimental tasks of protocol 2025-11-25 (a
+// tool whose execution.taskSupport is "required" is called with a "task" member, then
+// tasks/get, tasks/result, tasks/cancel) and the 2026-07-28 tasks extension
+// (io.modelcontextprotocol/tasks, declared in the client capabilities: the server decides per
+// call; tasks/get carries the result, tasks/update answers input). A tool call that runs as
+// a task (Handler, Invoke, Server.CallTool, Set.Proxy) polls at the server's pollInterval,
+// bounded to minPollInterval..maxPollInterval (backing off from firstPoll when none is given;
+// see Limits), reports each status change to WithProgress callbacks (Progress.TaskID,
+// Status), Options.OnTaskStatus and span events, answers input_required through
+// Options.OnElicitation (ElicitRequest.TaskID names the task), cancels the task on the server
+// when ctx ends or a bound is hit, and is bounded by Options.TaskTimeout (each request stays
+// bounded by the call timeout) and the TTL the server gives. A task that fails, is
+// cancelled, expires or is unknown gives a *TaskError (ErrTaskFailed, ErrTaskCancelled,
+// ErrTaskExpired, ErrUnknownTask). IDs, states, intervals, messages, input requests and
+// results are checked and bounded, and a server that hands out a task ID twice or answers
+// about another task is caught. ServerConfig.Tasks (auto, always, never) says which tools run
+// as tasks; ServerStatus.TaskTools lists them.
 type Task = tasks.Task
 
 // Errors of tasks, wrapped by a *TaskError (match with errors.Is).

@@ -35,6 +35,16 @@ type Tool struct {
 	// *results.ToolError carrying the same text; transport and protocol failures return a
 	// *ServerError naming server, phase and tool. Safe for concurrent use; cancelling ctx
 	// cancels the call on the server.
+	//
+	// Validation: drafts 4 to 2020-12, chosen by $schema; external $refs are refused, never
+	// fetched or read. Each schema is measured against the schema budgets and compiled at
+	// assembly while the connect timeout allows, kept compiled only when large (a compiled
+	// schema costs about 20 KB per tool) and compiled again on first use otherwise; a schema
+	// that does not compile or is over budget turns validation off for that tool, with a
+	// ToolProblem. Flat schemas (typed properties, required, additionalProperties false,
+	// string enums, length and item-count bounds: what most servers list) are checked by a
+	// walk over the arguments that only ever accepts; what it does not accept goes to the
+	// full validator, whose verdict and message count.
 	Handler func(ctx context.Context, args json.RawMessage) (string, error) `json:"-"`
 
 	// Server is the connection this tool came from.
@@ -84,6 +94,36 @@ type ToolProblem struct {
 
 // ServerStatus is the outcome of one server's start-up, for operators (mcpbridge probe) and
 // for hosts that surface server health. Err is nil when the server is up.
+//
+// ProtocolVersion and Negotiation say which protocol version the server got and how, e.g.
+// "2026-07-28 (server/discover)" or "2025-11-25 (initialize after server/discover failed:
+// Method not found (-32601))". The bridge speaks every version go-sdk v1.8.0 does
+// (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05) and negotiates per server: it
+// offers 2026-07-28 through server/discover (so the first request already carries
+// MCP-Protocol-Version, the _meta protocol version and client info, and the SEP-2243
+// Mcp-Method and Mcp-Name headers), and falls back to initialize with 2025-11-25 when the
+// server does not speak it. Legacy servers stay prompt: a discover answered with an error
+// falls back on the same connection at once; one that goes unanswered gives up after a
+// quarter of the connect timeout (minDiscoverWait to maxDiscoverWait, see Limits); a stdio
+// server that exits on it is started again with 2025-11-25; a server that needed the
+// fallback skips discover on redials. A -32022 "unsupported protocol version" error listing
+// the server's versions is retried with the newest version both sides speak; Streamable
+// HTTP falls back to legacy SSE only when the endpoint refuses the way an SSE server does (a
+// 400, 404 or 405 without a JSON-RPC error body), so other JSON-RPC errors surface as
+// themselves. ServerConfig.ProtocolVersion (protocolVersion in a servers file) pins a
+// version for an odd server.
+//
+// With 2026-07-28, tools whose x-mcp-header markers are invalid are dropped (as the
+// specification requires; probe lists them as problems), tool arguments marked with
+// x-mcp-header are mirrored into Mcp-Param-* headers, resultType is honoured, multi-round-trip
+// results are followed, and tool-list changes arrive through subscriptions/listen as well as
+// the older notification. When Connect starts several servers, each opens its
+// subscriptions/listen listenHoldMax after its tools are listed rather than before (so that
+// the servers' start-ups do not wait on each other's subscriptions), and the subscription's
+// acknowledgement re-lists the server once, so a change made in between is not lost. Every
+// request carries the client's capabilities in its _meta; a tools/call declares the MCP Apps
+// extension only when it calls an App tool and the tasks extension only to a server that
+// offers tasks (the listing and go-sdk's other requests declare both).
 type ServerStatus struct {
 	ID              string        `json:"id"`
 	Transport       string        `json:"transport,omitempty"` // a Type constant: the transport that worked or failed last

@@ -14,9 +14,58 @@ import (
 	"github.com/ttalk/mcpbridge/transport"
 )
 
-// Users: see the package doc, section Users.
-
 // UserOptions makes a Set serve many users (Options.Users); zero fields mean the defaults.
+// The host names the user of each call with WithUser (and of App proxy requests with
+// ProxyUser). For a server with the OAuth authorization code flow (auth type oauth) that
+// user's grant, OAuth handler, session (where the server keeps one) and catalogue (where the
+// server asks for it) are the user's own:
+//
+//   - Grants are kept in the TokenStore under a key derived from the server, the client and
+//     the user: a hash of length-prefixed fields, so no two users share a key whatever bytes
+//     their IDs hold, and the store never holds a user ID in the clear. IDs are opaque bytes,
+//     at most MaxUserIDBytes; errors and logs quote them.
+//   - Each user's requests carry that user's token only: on a stateful server on the user's
+//     own session, on a stateless one with the user's own OAuth handler.
+//   - A user without a grant gets a *NeedsLoginError (wrapped in a *ServerError, wrapping
+//     ErrNeedsLogin) at once, without contacting the server. Its AuthorizationURL starts that
+//     user's authorization (discovery, registration, PKCE, state bound to the user and the
+//     server; the flow waits LoginTimeout for its callback); the app's OAuth callback at
+//     RedirectURL hands the redirect's query to Set.CompleteLogin with the user of its own
+//     session (a callback for another user fails and ends the login). The user's next call
+//     works; nothing else is reconnected. A refresh token revoked for one user makes that
+//     user's calls fail with a *NeedsLoginError; other users are untouched.
+//   - A call without a user on such a server is refused, so a forgotten WithUser never
+//     borrows the host's grant. Server.ForgetUser logs a user out.
+//
+// What the server allows to be shared is shared, the rest is kept per user, each user's
+// state bounded per server by MaxSessions (least recently used first out) and IdleTimeout,
+// and rebuilt from the stored grant on the user's next call:
+//
+//   - Sessions are per user only where the server keeps state. A Streamable HTTP server that
+//     negotiated 2025-11-25 or older holds a session (Mcp-Session-Id) with the token it was
+//     opened with: each user gets a session of their own. A server on 2026-07-28 is
+//     stateless, and tools are called with one POST each (the direct path): a user's call
+//     goes on the shared connection with the user's OAuth handler, which supplies the user's
+//     bearer token and refreshes it on a 401. The few requests of a user there that need
+//     go-sdk's session (a call that runs as an MCP task or asks for input, resources/read,
+//     prompts) open a session for the user on first need; listing a user's tools opens one
+//     for the listing only.
+//   - The catalogue (the tools the model sees) is listed once, when the server is connected,
+//     without a user's credentials, and shared by every user (Set.Tools) unless the server
+//     says otherwise: a listing with cacheScope "private" (2026-07-28, SEP-2549), or a
+//     tools/list that needs a user's grant (401 without one), makes the server's catalogue
+//     per user for the server's life. A server that refuses even to start without a user's
+//     grant is kept too, with no shared session: its catalogue is per user and each user's
+//     requests go on the user's own session. Set.ToolsFor gives a user the shared tools plus
+//     each per-user server's listing made with that user's token, cached for the ttlMs the
+//     server gave it or until a tools/list_changed.
+//   - stdio servers stay shared: one process serves every user, since it carries the host's
+//     environment and credentials rather than a user's. Servers without auth and client
+//     credentials servers (the credentials are the host's) are shared too, catalogue
+//     included.
+//
+// Replicas share grants and logins through a TokenStore that is also a TokenLocker and a
+// LoginRelay (bridge/redisstore); package bridge/auth's "Web logins" says how.
 type UserOptions struct {
 	// RedirectURL is the web app's OAuth callback URL; the callback hands its query to
 	// Set.CompleteLogin. Required to start logins (NeedsLoginError.AuthorizationURL).
