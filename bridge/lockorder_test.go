@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 )
 
 // lockCheck is a slog.Handler that, for every record, checks that the goroutine logging
@@ -32,7 +34,7 @@ func (h *lockCheck) Handle(_ context.Context, r slog.Record) error {
 	if s := h.s.Load(); s != nil {
 		for name, m := range map[string]*sync.Mutex{
 			"Server.mu": &s.mu, "Server.catMu": &s.catMu, "Server.bgMu": &s.bgMu, "relistState.mu": &s.relist.mu,
-			"protocolState.mu": &s.proto.mu, "notifier.mu": &s.notify.mu, "secretBook.mu": &s.secrets.mu, "telemetry.mu": &s.opts.tel.mu,
+			"protocolState.mu": &s.proto.mu, "notifier.mu": &s.notify.mu, "secretBook.mu": &s.secrets.mu, "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
 			"taskTable.mu": s.tasks.Mutex(), "listenHolds.mu": &s.listens.mu,
 		} {
 			if m.TryLock() {

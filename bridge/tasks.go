@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ttalk/mcpbridge/internal/tasks"
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
@@ -348,12 +347,7 @@ type taskRun struct {
 // observed tells the server's callbacks a task's new state: the call's span, its
 // WithProgress callback and Options.OnTaskStatus.
 func (r *taskRun) observed(ctx context.Context, t Task) {
-	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("mcp.task.status", trace.WithAttributes(
-			attribute.String("mcp.task.id", t.ID),
-			attribute.String("mcp.task.status", string(t.Status)),
-		))
-	}
+	itel.TaskStatus(ctx, t.ID, string(t.Status))
 	if fn := r.progress; fn != nil {
 		p := Progress{Server: t.Server, Tool: t.Tool, Message: t.StatusMessage, TaskID: t.ID, Status: t.Status}
 		r.s.progress.notify.post(func() { fn(p) })
