@@ -40,8 +40,8 @@ import (
 //     included (compiling, validating arguments and structuredContent), unless ctx ends earlier
 //     (ServerConfig.CallTimeout wins). Over it: the call fails with the deadline error; a compile
 //     that outlives it finishes in the background and serves the next call.
-//   - Options.TaskTimeout, default 600s (DefaultTaskTimeout): a tool call that runs as an MCP task,
-//     from the call to its result (each request of it stays bounded by CallTimeout;
+//   - Options.TaskTimeout, default 10 min (DefaultTaskTimeout): a tool call that runs as an MCP
+//     task, from the call to its result (each request of it stays bounded by CallTimeout;
 //     ServerConfig.TaskTimeout wins); also the TTL asked of the server. Over it: the call fails
 //     with the deadline error and the task is cancelled on the server (tasks/cancel).
 //   - Options.MaxResultBytes, default 100,000 bytes (DefaultMaxResultBytes): the text a Handler
@@ -70,12 +70,12 @@ import (
 //     state for: their OAuth handlers, sessions and per-user catalogues. Over it: the least
 //     recently used idle user's state is dropped (its session closed); it is rebuilt on that user's
 //     next call from the stored grant.
-//   - Options.Users.IdleTimeout, default 600s (DefaultUserIdleTimeout): how long a user's state is
-//     kept unused. Over it: it is dropped, its session closed, when the server's users are next
+//   - Options.Users.IdleTimeout, default 10 min (DefaultUserIdleTimeout): how long a user's state
+//     is kept unused. Over it: it is dropped, its session closed, when the server's users are next
 //     looked at (any user's call).
-//   - Options.Users.LoginTimeout, default 900s (DefaultLoginTimeout): how long a started web login
-//     waits for its callback (Set.CompleteLogin); also how long a LoginRelay holds it. Over it: the
-//     login ends; its callback fails wrapping ErrLoginUnknown.
+//   - Options.Users.LoginTimeout, default 15 min (DefaultLoginTimeout): how long a started web
+//     login waits for its callback (Set.CompleteLogin); also how long a LoginRelay holds it. Over
+//     it: the login ends; its callback fails wrapping ErrLoginUnknown.
 //   - Options.Users.MaxLoginFlows, default 10,000 (DefaultMaxLoginFlows): web logins waiting for
 //     their callback, per server. Over it: starting another login fails saying how many wait.
 //   - Options.Users.RefreshJitter, default 60s (DefaultRefreshJitter): how much earlier than its

@@ -153,6 +153,9 @@ func formatLimit(l limit) string {
 		if d >= time.Hour && d%time.Hour == 0 {
 			return fmt.Sprintf("%dh", d/time.Hour)
 		}
+		if d > time.Minute && d%time.Minute == 0 {
+			return fmt.Sprintf("%d min", d/time.Minute)
+		}
 		if d%time.Second == 0 {
 			return fmt.Sprintf("%ds", d/time.Second)
 		}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Grant types and token types of RFC 7523, RFC 8693 and the identity assertion grant.
@@ -126,19 +128,12 @@ func parse(status int, body []byte) (*Response, error) {
 // Printable is s cut to n bytes at a rune boundary with control characters and invalid UTF-8
 // replaced, for putting a server's words in an error message.
 func Printable(s string, n int) string {
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
 	return strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
 			return '?'
 		}
 		return r
-	}, s)
+	}, redact.ClipMark(s, n, "..."))
 }
 
 // Claims are the claims of a JWT that explain why a server may refuse it. Peek reads them
