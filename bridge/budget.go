@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"unicode/utf8"
 )
 
@@ -55,8 +56,8 @@ func (b *listBudget) add(tools int, raw []json.RawMessage) error {
 
 // overrunErr explains a request that failed because the server sent a message over the
 // per-message budget, or returns err when it did not.
-func overrunErr(err error, sess *session) error {
-	if over := sess.conn.Overrun(); over != nil {
+func overrunErr(err error, sess *session.Session) error {
+	if over := sess.Conn.Overrun(); over != nil {
 		return fmt.Errorf("%w (Options.MaxMessageBytes); the session was dropped", over)
 	}
 	return err

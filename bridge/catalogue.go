@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -83,8 +84,8 @@ func (rt *remoteTool) retryable() bool {
 
 // list fetches every tools/list page and the raw tool objects the transport captured, for
 // the shared catalogue: none once the server's catalogue is per user (users_catalogue.go).
-func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[string]json.RawMessage, error) {
-	if s.users.private.Load() {
+func (s *Server) list(ctx context.Context, sess *session.Session) ([]*mcp.Tool, map[string]json.RawMessage, error) {
+	if s.pool.PrivateCatalogues() {
 		return nil, nil, nil
 	}
 	listed, raw, li, err := s.listPages(ctx, sess)
@@ -93,13 +94,13 @@ func (s *Server) list(ctx context.Context, sess *session) ([]*mcp.Tool, map[stri
 
 // listPages fetches every tools/list page on sess and the raw tool objects the transport
 // captured, and what the pages said about caching them.
-func (s *Server) listPages(ctx context.Context, sess *session) ([]*mcp.Tool, map[string]json.RawMessage, listInfo, error) {
+func (s *Server) listPages(ctx context.Context, sess *session.Session) ([]*mcp.Tool, map[string]json.RawMessage, listInfo, error) {
 	var li listInfo
 	all, raw, err := s.listAll(ctx, sess, &li)
 	return all, raw, li, err
 }
 
-func (s *Server) listAll(ctx context.Context, sess *session, li *listInfo) ([]*mcp.Tool, map[string]json.RawMessage, error) {
+func (s *Server) listAll(ctx context.Context, sess *session.Session, li *listInfo) ([]*mcp.Tool, map[string]json.RawMessage, error) {
 	var all []*mcp.Tool
 	var captured []json.RawMessage
 	budget := s.opts.newListBudget()
@@ -109,18 +110,18 @@ func (s *Server) listAll(ctx context.Context, sess *session, li *listInfo) ([]*m
 		if page == maxListPages {
 			return nil, nil, fmt.Errorf("more than %d pages of tools", maxListPages)
 		}
-		res, err := sess.cs.ListTools(ctx, params)
+		res, err := sess.CS.ListTools(ctx, params)
 		if err != nil {
-			if page == 0 && isMethodNotFound(err) && sess.cs.InitializeResult().Capabilities.Tools == nil {
+			if page == 0 && isMethodNotFound(err) && sess.CS.InitializeResult().Capabilities.Tools == nil {
 				return nil, nil, nil // a server without tools
 			}
 			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("page %d: %w", page+1, s.startErr(ctx, err, sess.started))
+				return nil, nil, fmt.Errorf("page %d: %w", page+1, s.pool.StartErr(ctx, err, sess.Started))
 			}
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, overrunErr(err, sess))
 		}
 		li.note(page, res.Cacheable)
-		pageRaw := sess.conn.TakeTools()
+		pageRaw := sess.Conn.TakeTools()
 		if err := budget.add(len(res.Tools), pageRaw); err != nil {
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, err)
 		}
@@ -136,7 +137,7 @@ func (s *Server) listAll(ctx context.Context, sess *session, li *listInfo) ([]*m
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 	raw := map[string]json.RawMessage{}
-	for _, r := range append(captured, sess.conn.TakeTools()...) {
+	for _, r := range append(captured, sess.Conn.TakeTools()...) {
 		var head struct {
 			Name string `json:"name"`
 		}
@@ -265,7 +266,7 @@ func (s *Server) wanted(name string) bool {
 
 // install makes sess the live session with a fresh listing. Tools named before keep their
 // names; tools no longer listed are marked gone.
-func (s *Server) install(ctx context.Context, sess *session, listed []*mcp.Tool, raw map[string]json.RawMessage) {
+func (s *Server) install(ctx context.Context, sess *session.Session, listed []*mcp.Tool, raw map[string]json.RawMessage) {
 	s.apply(ctx, sess, nil, listed, raw)
 }
 
@@ -273,64 +274,64 @@ func (s *Server) install(ctx context.Context, sess *session, listed []*mcp.Tool,
 // onlyIf is set, the listing is applied only while onlyIf is still the live session (a
 // re-list after tools/list_changed must not undo a redial that happened meanwhile). It
 // returns the server's tool names that appeared and disappeared, and whether it applied.
-func (s *Server) apply(ctx context.Context, sess, onlyIf *session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
+func (s *Server) apply(ctx context.Context, sess, onlyIf *session.Session, listed []*mcp.Tool, raw map[string]json.RawMessage) (added, removed []string, ok bool) {
 	s.schemas.Begin()
-	remote, model, appOnly, problems := s.convert(ctx, sess.taskCaps, listed, raw)
+	remote, model, appOnly, problems := s.convert(ctx, sess.Caps, listed, raw)
 	s.schemas.End()
 	releaseListed(listed, raw) // listcache.go
 	var later logLater
 	defer later.flush()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if onlyIf != nil && s.sess != onlyIf {
-		return nil, nil, false
-	}
-	s.sess = sess
-	s.catMu.Lock()
-	defer s.catMu.Unlock()
-	// A remoteTool never changes after it is published in s.remote: calls read it without a
-	// lock once they have it. A tool that disappears is replaced by a copy marked gone; one
-	// listed again as it was stays the same remoteTool (and bytes), so that a re-listing
-	// that finds nothing changed holds no second copy of the catalogue.
-	for name, rt := range remote {
-		old := s.remote[name]
-		switch {
-		case old == nil || old.gone:
-			added = append(added, rt.name)
-		case sameTool(old, rt):
-			remote[name] = old
-		}
-	}
-	for name, old := range s.remote {
-		if _, ok := remote[name]; !ok {
-			if !old.gone {
-				removed = append(removed, name)
+	// The session and its listing are installed together (the pool's lock, then catMu).
+	ok = s.pool.Install(sess, onlyIf, func() {
+		s.catMu.Lock()
+		defer s.catMu.Unlock()
+		// A remoteTool never changes after it is published in s.remote: calls read it without a
+		// lock once they have it. A tool that disappears is replaced by a copy marked gone; one
+		// listed again as it was stays the same remoteTool (and bytes), so that a re-listing
+		// that finds nothing changed holds no second copy of the catalogue.
+		for name, rt := range remote {
+			old := s.remote[name]
+			switch {
+			case old == nil || old.gone:
+				added = append(added, rt.name)
+			case sameTool(old, rt):
+				remote[name] = old
 			}
-			gone := *old
-			gone.gone = true
-			remote[name] = &gone
 		}
-	}
-	slices.Sort(added)
-	slices.Sort(removed)
-	s.remote = remote
-	clear(s.uiCache)
-	s.status.AppOnly = appOnly
-	s.status.TaskTools = taskTools(remote)
-	// Warn once per problem: a redial lists the same tools again.
-	for _, p := range problems {
-		if slices.Contains(s.status.Problems, p) {
-			continue
+		for name, old := range s.remote {
+			if _, ok := remote[name]; !ok {
+				if !old.gone {
+					removed = append(removed, name)
+				}
+				gone := *old
+				gone.gone = true
+				remote[name] = &gone
+			}
 		}
-		if p.Skipped {
-			later.warn(s.log, "tool skipped", "tool", p.Tool, "problem", p.Problem)
-		} else {
-			later.warn(s.log, "tool problem", "tool", p.Tool, "problem", p.Problem)
+		slices.Sort(added)
+		slices.Sort(removed)
+		s.remote = remote
+		clear(s.uiCache)
+		s.status.AppOnly = appOnly
+		s.status.TaskTools = taskTools(remote)
+		// Warn once per problem: a redial lists the same tools again.
+		for _, p := range problems {
+			if slices.Contains(s.status.Problems, p) {
+				continue
+			}
+			if p.Skipped {
+				later.warn(s.log, "tool skipped", "tool", p.Tool, "problem", p.Problem)
+			} else {
+				later.warn(s.log, "tool problem", "tool", p.Tool, "problem", p.Problem)
+			}
 		}
-	}
-	s.status.Problems = problems
-	if s.tools == nil {
-		s.status.ModelTools = model
+		s.status.Problems = problems
+		if s.tools == nil {
+			s.status.ModelTools = model
+		}
+	})
+	if !ok {
+		return nil, nil, false
 	}
 	return added, removed, true
 }

@@ -65,7 +65,13 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s := newServer(cfg, o, set)
 	ctx, cancel := context.WithTimeout(ctx, o.connectTimeout(cfg))
 	defer cancel()
-	sess, initTiming, serr := s.open(ctx)
+	started := time.Now()
+	sess, err := s.pool.Open(ctx) // internal/session
+	initTiming := PhaseTiming{PhaseInitialize, time.Since(started)}
+	var serr *ServerError
+	if err != nil {
+		serr = err.(*ServerError) // the pool's errors are the server's (newPool)
+	}
 	if serr != nil && s.usersOnly(serr) {
 		// Only a user's grant opens the server: no shared session (users_catalogue.go).
 		span.end(s, nil)
@@ -84,15 +90,11 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	timings = append(timings, PhaseTiming{PhaseList, time.Since(t)})
 	span.phaseDone(PhaseList, time.Since(t))
 	if err != nil {
-		s.listens.drop(sess.cs)
-		s.closeWithin(ctx, sess)
-		return fail(s, s.serverError(PhaseList, err, sess.conn), timings)
+		s.pool.Discard(ctx, sess)
+		return fail(s, s.serverError(PhaseList, err, sess.Conn), timings)
 	}
 	s.install(ctx, sess, listed, raw)
-	s.releaseListenAfter(sess, listenHoldMax) // listenhold.go
-	s.mu.Lock()
-	s.lastDial = time.Now()
-	s.mu.Unlock()
+	s.pool.Ready(sess) // the held listen is written soon; the backoff counts from now
 	as := authStatus(s.oauth)
 	s.catMu.Lock()
 	s.status.Timings = timings

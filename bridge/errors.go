@@ -3,6 +3,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/session"
 
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
@@ -66,4 +67,4 @@ var ErrUnknownTool = errors.New("unknown tool")
 
 // ErrServerClosed is wrapped by the error of every request made on a Server after its Close
 // (or its Set's): a call, a listing, a login, a task operation. The server is not contacted.
-var ErrServerClosed = errors.New("server closed")
+var ErrServerClosed = session.ErrClosed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,13 +32,11 @@ const (
 
 // serverCaps returns the capabilities the live session's server announced, or nil.
 func serverCaps(s *Server) *mcp.ServerCapabilities {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
+	sess := s.pool.Current()
 	if sess == nil {
 		return nil
 	}
-	if ir := sess.cs.InitializeResult(); ir != nil {
+	if ir := sess.CS.InitializeResult(); ir != nil {
 		return ir.Capabilities
 	}
 	return nil
@@ -111,9 +110,9 @@ func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLate
 // its session is sent again) within the call's deadline.
 func sendExposed(c *toolCall) error {
 	s, method := c.s, c.exposed.tool.Method
-	err := s.doBounded(c.ctx, true, exposedPhase(method), expose.Target(method, c.input), true, func(ctx context.Context, sess *session) error {
+	err := s.doBounded(c.ctx, true, exposedPhase(method), expose.Target(method, c.input), true, func(ctx context.Context, sess *session.Session) error {
 		var err error
-		c.res, err = expose.Request(ctx, sess.cs, method, c.input, func() map[string]any { return requestMeta(ctx, s.opts.tel) })
+		c.res, err = expose.Request(ctx, sess.CS, method, c.input, func() map[string]any { return requestMeta(ctx, s.opts.tel) })
 		return err
 	})
 	return finalErr(err)

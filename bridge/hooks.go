@@ -223,7 +223,7 @@ func (ob *callObs) before(ctx context.Context, label string) error {
 	case err = <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
-		return ob.s.requestErr(ctx, PhaseCall, label+": waiting for BeforeCall", ob.timeout, err)
+		return ob.s.pool.RequestErr(ctx, string(PhaseCall), label+": waiting for BeforeCall", ob.timeout, err)
 	}
 	if err == nil {
 		return nil

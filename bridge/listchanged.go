@@ -56,9 +56,7 @@ func (s *Server) relistSoon() {
 }
 
 func (s *Server) relistOnce() {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
+	sess := s.pool.Current()
 	if sess == nil {
 		return // a redial will list afresh
 	}

@@ -29,9 +29,9 @@ func TestRelistKeepsUnchangedTools(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sess, _, serr := s.open(ctx)
-	if serr != nil {
-		t.Fatal(serr)
+	sess, err := s.pool.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	listed, raw, err := s.list(ctx, sess)
 	if err != nil {

@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +16,6 @@ import (
 	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/tasks"
-	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -47,15 +45,13 @@ type Server struct {
 	life context.Context // cancelled by Close: in-flight calls and redials end with it
 	stop context.CancelFunc
 
-	// Locks (the whole order of package bridge). A lock may be taken while holding the
-	// ones listed before it on its line, never the other way round:
+	// Locks (the order of package bridge). A lock may be taken while holding the ones
+	// listed before it on its line, never the other way round:
 	//
-	//	Server.mu      -> Server.catMu, Server.bgMu
-	//	relistState.mu -> Server.bgMu
-	//	userTable.mu   -> Server.bgMu
-	//	Server.catMu, Server.bgMu, protocolState.mu, negotiation.mu, listenHolds.mu, notifier.mu,
-	//	Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu, tasks.Client.mu, tasks.Run.mu:
-	//	leaves
+	//	session.Pool's locks (internal/session documents its order) -> Server.catMu
+	//	relistState.mu -> session.Pool.bgMu
+	//	Server.catMu, notifier.mu, Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu,
+	//	tasks.Client.mu, tasks.Run.mu: leaves
 	//
 	// (internal/schemaguard and bridge/auth document their own, all leaves but
 	// auth.Handler.mu -> its token sources' locks; transport's are its own.) No lock is
@@ -65,14 +61,8 @@ type Server struct {
 	// providers, not go-sdk, not the network. Code that must log what it found under a lock
 	// collects it (logLater) and logs after unlocking.
 
-	mu        sync.Mutex // guards the connection state below
-	sess      *session   // nil while no live session
-	redialing *redialCall
-	failures  int         // consecutive failed (re)dials and session deaths
-	failing   atomic.Bool // failures > 0 (set under mu), read without mu by healthy
-	lastDial  time.Time   // start of the last (re)dial
-	lastErr   error       // cause of the last failure, for suppressed redials
-	closed    bool        // Close was called
+	// pool holds the server's sessions: the shared one and its users' (internal/session).
+	pool *session.Pool
 
 	catMu  sync.Mutex // guards the catalogue below
 	hash   string
@@ -87,17 +77,9 @@ type Server struct {
 	tasks    *tasks.Client     // the MCP tasks client: policy and tasks in flight (tasks.go)
 	relist   relistState       // re-listing after tools/list_changed
 	notify   notifier          // runs OnToolsChanged outside background work
-	proto    protocolState     // the protocol version to keep for redials
-	paths    pathCounts        // tools/call by path (callpath.go)
-	users    userTable         // per-user handlers, sessions and logins (users.go)
-	listens  listenHolds       // subscriptions/listen held while a set starts (listenhold.go)
 
 	closeOnce sync.Once
 	closeErr  error
-
-	bgMu   sync.Mutex
-	bgN    int           // background teardowns and redials running
-	bgIdle chan struct{} // closed when bgN drops to 0, for waitBackground
 }
 
 // firstBackoff is the first wait before redialling a server whose session died (maxBackoff caps it).
@@ -144,7 +126,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		Capabilities:                caps,
 		ProgressNotificationHandler: s.progress.deliver,
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
-			s.userToolsChanged(req.Session) // users_catalogue.go
+			s.pool.ToolsChanged(req.Session) // per-user catalogues
 			s.relistSoon()
 		},
 	}
@@ -156,14 +138,15 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		caps.AddExtension(tasks.Extension, map[string]any{})
 	}
 	s.client = mcp.NewClient(o.ClientInfo, copts)
-	s.client.AddSendingMiddleware(s.sendingMiddleware)
-	s.client.AddReceivingMiddleware(s.receivingMiddleware)
 	if err := tasks.RegisterMethods(s.client); err != nil && s.configErr == nil {
 		s.configErr = err
 	}
 	if !o.Tasks.Valid() { // cfg's own values passed config.Validate in dial
 		s.configErr = fmt.Errorf("unknown task mode %q (want auto, always or never)", cmp.Or(string(cfg.Tasks), string(o.Tasks)))
 	}
+	s.pool = newPool(s)
+	s.client.AddSendingMiddleware(s.pool.SendingMiddleware)
+	s.client.AddReceivingMiddleware(s.pool.ReceivingMiddleware)
 	return s
 }
 
@@ -191,14 +174,12 @@ func (s *Server) Tools() Tools {
 
 // Status returns the outcome of the server's start-up; Tools gives the final tool names.
 func (s *Server) Status() ServerStatus {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
+	sess := s.pool.Current()
 	s.catMu.Lock()
 	st := s.status
 	s.catMu.Unlock()
 	if sess != nil {
-		st.NonProtocolLines = sess.conn.NonProtocolLines()
+		st.NonProtocolLines = sess.Conn.NonProtocolLines()
 	}
 	return st
 }
@@ -211,126 +192,6 @@ func (s *Server) serverError(phase Phase, err error, conn *transport.Conn) *Serv
 	return e
 }
 
-// open starts one session: spawn or dial, then initialize, trying Streamable HTTP before
-// legacy SSE when the type is inferred from a URL. ctx bounds the start-up only; the session
-// lives until it dies or the server is closed.
-func (s *Server) open(ctx context.Context) (*session, PhaseTiming, *ServerError) {
-	if s.configErr != nil {
-		return nil, PhaseTiming{}, s.serverError(PhaseConfig, s.configErr, nil)
-	}
-	kinds, err := transport.Kinds(s.spec)
-	if err == nil && s.oauth != nil && (len(kinds) != 1 || kinds[0] != transport.KindHTTP) {
-		if len(kinds) > 1 && kinds[0] == transport.KindHTTP {
-			kinds = kinds[:1] // OAuth is Streamable HTTP only: no SSE fallback
-		} else {
-			err = errors.New("auth: OAuth needs a Streamable HTTP server (type http)")
-		}
-	}
-	if err != nil {
-		return nil, PhaseTiming{}, s.serverError(PhaseConfig, err, nil)
-	}
-	if s.oauth != nil {
-		// One connection attempt: an interactive authorization that fails ends it.
-		ctx = auth.WithAttempt(ctx)
-	}
-	start := time.Now()
-	var serr *ServerError
-	for i, k := range kinds {
-		var sess *session
-		var fallback bool
-		sess, fallback, serr = s.openKind(ctx, k)
-		if serr == nil {
-			s.catMu.Lock()
-			s.status.Transport = string(k)
-			s.hash = serverHash(s.cfg, k)
-			s.catMu.Unlock()
-			return sess, PhaseTiming{PhaseInitialize, time.Since(start)}, nil
-		}
-		s.catMu.Lock()
-		s.status.Transport = string(k)
-		s.catMu.Unlock()
-		if !fallback || i+1 == len(kinds) || ctx.Err() != nil {
-			break
-		}
-		s.log.Debug("streamable HTTP refused; trying legacy SSE", "err", serr.Err)
-	}
-	return nil, PhaseTiming{}, serr
-}
-
-// openAttempt starts one session over kind k, offering protocol version pin ("" negotiates,
-// with n observing server/discover).
-func (s *Server) openAttempt(ctx context.Context, k transport.Kind, pin string, n *negotiation) (*session, bool, *ServerError) {
-	conn, err := transport.Open(s.spec, k)
-	if err != nil {
-		return nil, false, s.serverError(PhaseConfig, err, nil)
-	}
-	// The session's context must outlive start-up (the SSE transport reads its stream on it),
-	// so ctx only cancels it until Connect returns.
-	sctx, cancel := context.WithCancel(s.life)
-	sctx = auth.CopyAttempt(ctx, sctx)
-	stopAfter := context.AfterFunc(ctx, cancel)
-	started := time.Now()
-	// go-sdk's Connect closes the session when initialize fails, and that close waits for
-	// the transport's teardown (seconds for a process that ignores stdin EOF). So Connect
-	// runs on its own goroutine: when ctx ends first, the teardown finishes in the
-	// background and ctx stays an upper bound on start-up.
-	type connected struct {
-		cs  *mcp.ClientSession
-		err error
-	}
-	done := make(chan connected, 1)
-	initTap := newInitTap() // the raw initialize result: the server's tasks capability
-	go func() {
-		cs, err := s.client.Connect(wire.WithTap(withNegotiation(sctx, n), initTap), conn.Transport(), sessionOptions(pin))
-		done <- connected{cs, err}
-	}()
-	var cs *mcp.ClientSession
-	defer initTap.Done()
-	select {
-	case r := <-done:
-		cs, err = r.cs, r.err
-		if !stopAfter() && err == nil {
-			err = ctx.Err()
-			_ = cs.Close()
-		}
-	case <-ctx.Done():
-		stopAfter()
-		cancel()
-		err = ctx.Err()
-		s.background(func() {
-			if r := <-done; r.cs != nil {
-				_ = r.cs.Close()
-			}
-			_ = conn.Close()
-		})
-		return nil, false, s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
-	}
-	if err != nil {
-		if over := conn.Overrun(); over != nil {
-			err = fmt.Errorf("%w (Options.MaxMessageBytes)", over)
-		}
-		cancel()
-		_ = conn.Close()
-		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), s.serverError(s.startPhase(conn), s.startErr(ctx, err, started), conn)
-	}
-	ir := cs.InitializeResult()
-	sess := &session{cs: cs, conn: conn, cancel: cancel, dead: make(chan struct{}), started: started,
-		taskCaps: tasks.ReadCaps(initTap.Result(), ir, ir.ProtocolVersion >= modernVersion)}
-	go func() {
-		_ = cs.Wait()
-		close(sess.dead)
-	}()
-	s.catMu.Lock()
-	s.status.ProtocolVersion = ir.ProtocolVersion
-	s.status.Instructions = cleanInstructions(ir.Instructions)
-	s.status.Tasks = sess.taskCaps.String()
-	if ir.ServerInfo != nil {
-		s.status.ServerName, s.status.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
-	}
-	s.catMu.Unlock()
-	return sess, false, nil
-}
-
 // ReadResource reads a resource (for MCP Apps, the ui:// HTML) from the server. With
 // Options.UIResourceCacheTTL set, ui:// results are served from a small per-server cache
 // (emptied when the session is redialled); callers must not modify a returned result.
@@ -339,9 +200,9 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 		return res, nil
 	}
 	var res *mcp.ReadResourceResult
-	err := s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session) error {
+	err := s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session.Session) error {
 		var err error
-		res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		res, err = sess.CS.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
 	})
 	if err == nil {
@@ -352,8 +213,8 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 
 // Ping checks that the server answers.
 func (s *Server) Ping(ctx context.Context) error {
-	return s.do(ctx, PhasePing, "ping", true, func(ctx context.Context, sess *session) error {
-		return sess.cs.Ping(ctx, nil)
+	return s.do(ctx, PhasePing, "ping", true, func(ctx context.Context, sess *session.Session) error {
+		return sess.CS.Ping(ctx, nil)
 	})
 }
 
@@ -362,55 +223,13 @@ func (s *Server) Ping(ctx context.Context) error {
 // idempotent; later calls fail with "server closed".
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		sess := s.sess
-		s.sess = nil
-		s.mu.Unlock()
-		s.stop()
-		s.listens.clear()
-		// Teardowns of dead sessions and an interrupted redial finish alongside.
-		var wg sync.WaitGroup
-		wg.Go(func() { s.waitBackground(sessionClose) })
-		wg.Go(s.closeUsers)
-		// Refreshed tokens being saved (the server's grant and its users') are kept.
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), sessionClose)
-			defer cancel()
-			for _, h := range s.oauthHandlers() {
-				h.Flush(ctx)
-			}
-		})
-		if sess != nil {
-			if err := sess.close(); err != nil {
-				s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}
-			}
+		// In-flight calls, redials and the users' sessions end; refreshed tokens being
+		// saved (the server's grant and its users') are kept.
+		if err := s.pool.Close(s.stop); err != nil {
+			s.closeErr = &ServerError{Server: s.cfg.ID, Phase: PhaseClose, Err: err}
 		}
-		wg.Wait()
 	})
 	return s.closeErr
-}
-
-// startPhase is the phase a failed start-up ended in: start until the process was started
-// or the endpoint answered, initialize after.
-func (s *Server) startPhase(conn *transport.Conn) Phase {
-	if conn.Reached() {
-		return PhaseInitialize
-	}
-	return PhaseStart
-}
-
-// startErr explains a failed start-up, naming a timeout or cancellation as such.
-func (s *Server) startErr(ctx context.Context, err error, started time.Time) error {
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("timed out after %s: %w", time.Since(started).Round(time.Millisecond), context.DeadlineExceeded)
-	case ctx.Err() != nil:
-		return fmt.Errorf("canceled: %w", ctx.Err())
-	case s.life.Err() != nil:
-		return ErrServerClosed
-	}
-	return err
 }
 
 func marshalNoEscape(v any) json.RawMessage {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -123,7 +124,7 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 	errs := make([]*ServerError, len(cfgs))
 	dctx := ctx
 	if len(cfgs) > 1 {
-		dctx = withListenHold(ctx) // listenhold.go
+		dctx = session.WithListenHold(ctx) // internal/session, listenhold.go
 	}
 	var wg sync.WaitGroup
 	for i, cfg := range cfgs {

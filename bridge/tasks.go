@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ttalk/mcpbridge/bridge/config"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"slices"
 	"strings"
 	"time"
@@ -116,7 +117,7 @@ func (s *Server) StartTask(ctx context.Context, name string, args json.RawMessag
 func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMessage) (Task, error) {
 	var res *mcp.CallToolResult
 	var run *taskRun
-	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session) error {
+	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session.Session) error {
 		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
 		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
 			params.Meta = meta
@@ -248,16 +249,12 @@ func taskTap(c *tasks.Client, caps taskCaps, rt *remoteTool, force bool) (*wire.
 	return &wire.Tap{Method: "tools/call", Param: "task", Value: param, Keep: tasks.IsHandle}, nil
 }
 
-// newInitTap follows a session's initialize (its result keeps the server's "tasks"
-// capability, which go-sdk's ServerCapabilities drops).
-func newInitTap() *wire.Tap { return &wire.Tap{Method: "initialize"} }
-
 // sendCall sends one tools/call on sess, directly or through go-sdk (callOn); when the call
 // may become a task, with the task tap, on either path. It returns the result, or the task
 // the server created instead. force (StartTask) asks for a task; shared: only the result's
 // text is used (wire.CallOptions.SharedMeta).
-func (s *Server) sendCall(ctx context.Context, sess *session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
-	tap, err := taskTap(s.tasks, sess.taskCaps, rt, force)
+func (s *Server) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
+	tap, err := taskTap(s.tasks, sess.Caps, rt, force)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -288,10 +285,10 @@ type taskHost struct{ s *Server }
 func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, method string, params *tasks.Params) (json.RawMessage, tasks.Flavour, error) {
 	var raw json.RawMessage
 	var f tasks.Flavour
-	err := h.s.doWithin(ctx, timeout, false, PhaseCall, what, true, func(ctx context.Context, sess *session) error {
+	err := h.s.doWithin(ctx, timeout, false, PhaseCall, what, true, func(ctx context.Context, sess *session.Session) error {
 		f = sessionFlavour(sess)
 		var err error
-		raw, err = tasks.Send(ctx, sess.cs, method, params)
+		raw, err = tasks.Send(ctx, sess.CS, method, params)
 		return err
 	})
 	return raw, f, err
@@ -299,18 +296,16 @@ func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, meth
 
 // Live returns the live session's task offer and flavour.
 func (h taskHost) Live() (taskCaps, tasks.Flavour, bool) {
-	h.s.mu.Lock()
-	sess := h.s.sess
-	h.s.mu.Unlock()
+	sess := h.s.pool.Current()
 	if sess == nil {
 		return taskCaps{}, tasks.FlavourUnknown, false
 	}
-	return sess.taskCaps, sessionFlavour(sess), true
+	return sess.Caps, sessionFlavour(sess), true
 }
 
 // sessionFlavour is the task protocol sess speaks.
-func sessionFlavour(sess *session) tasks.Flavour {
-	if sess.taskCaps.Extension || sess.cs.InitializeResult().ProtocolVersion >= modernVersion {
+func sessionFlavour(sess *session.Session) tasks.Flavour {
+	if sess.Caps.Extension || sess.CS.InitializeResult().ProtocolVersion >= modernVersion {
 		return tasks.FlavourExt
 	}
 	return tasks.Flavour2025
@@ -379,7 +374,7 @@ func (r *taskRun) await(ctx context.Context, timeout time.Duration) (*mcp.CallTo
 		return res, nil
 	}
 	if ctx.Err() != nil {
-		return nil, s.requestErr(ctx, PhaseCall, r.Label(), timeout, err)
+		return nil, s.pool.RequestErr(ctx, string(PhaseCall), r.Label(), timeout, err)
 	}
 	return nil, r.fail(err)
 }

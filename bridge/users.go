@@ -1,17 +1,14 @@
 package bridge
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ttalk/mcpbridge/bridge/auth"
-	"github.com/ttalk/mcpbridge/transport"
+	"github.com/ttalk/mcpbridge/internal/session"
 )
 
 // UserOptions makes a Set serve many users (Options.Users); zero fields mean the defaults.
@@ -99,20 +96,17 @@ type UserOptions struct {
 	ProxyUser func(*http.Request) (string, error)
 }
 
-type userCtxKey struct{}
-
 // WithUser returns ctx naming the user a call is made for: every grant, OAuth handler and
 // session of an AuthOAuth server is that user's (see UserOptions). The ID is opaque (any
 // bytes, at most MaxUserIDBytes); a call with an invalid one fails before contacting
 // anything (ValidateUserID).
 func WithUser(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, userCtxKey{}, id)
+	return session.WithUser(ctx, id)
 }
 
 // UserFromContext returns the user WithUser put in ctx.
 func UserFromContext(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(userCtxKey{}).(string)
-	return id, ok
+	return session.User(ctx)
 }
 
 // ErrInvalidUser is wrapped by the error of a call whose user ID is empty or too long.
@@ -158,30 +152,6 @@ func (e *NeedsLoginError) AuthorizationURL(ctx context.Context) (string, error) 
 	return e.s.StartLogin(ctx, e.User)
 }
 
-// userTable is a server's per-user state.
-type userTable struct {
-	mu  sync.Mutex
-	m   map[string]*userState
-	lru list.List // of *userState, most recently used first
-	// private is set once the server's catalogue is per user; noShared when the server has
-	// no shared session, since only a user's grant opens it (users_catalogue.go).
-	private, noShared atomic.Bool
-}
-
-// userState is one user's OAuth handler and session on one server; guarded by userTable.mu.
-type userState struct {
-	id      string
-	h       *auth.Handler
-	sess    *session
-	dialing *redialCall
-	used    time.Time
-	busy    int // requests in flight on sess (or with h, users_stateless.go), listings
-	el      *list.Element
-	cat     *userCat    // the user's catalogue, on a server whose catalogue is per user
-	listing *catListing // the listing under way for cat
-	catGen  int         // counts the times cat was found stale (tools/list_changed)
-}
-
 func (o *UserOptions) maxSessions() int {
 	if o == nil || o.MaxSessions <= 0 {
 		return DefaultMaxUserSessions
@@ -201,220 +171,6 @@ func (s *Server) perUser() bool {
 	return s.oauth != nil && s.cfg.Auth != nil && s.cfg.Auth.Type == AuthOAuth
 }
 
-// sessionFor returns the session a request of ctx goes on: the user's own for a user on
-// a per-user server, else the shared one. release ends the request's use of it.
-func (s *Server) sessionFor(ctx context.Context) (sess *session, release func(), err error) {
-	user, ok := UserFromContext(ctx)
-	if !s.perUser() {
-		if ok {
-			if err := ValidateUserID(user); err != nil {
-				return nil, nil, err
-			}
-		}
-		sess, err = s.session(ctx)
-		return sess, func() {}, err
-	}
-	if !ok {
-		if s.opts.Users != nil {
-			return nil, nil, errNoUser
-		}
-		sess, err = s.session(ctx)
-		return sess, func() {}, err
-	}
-	if err := ValidateUserID(user); err != nil {
-		return nil, nil, err
-	}
-	if rt, ok := ctx.Value(toolsCallKey{}).(*remoteTool); ok {
-		// A stateless server: the call goes on the shared connection with the user's token.
-		if view, release, ok, err := s.userView(ctx, user, rt); ok || err != nil {
-			return view, release, err
-		}
-	}
-	return s.userSession(ctx, user)
-}
-
-// user returns user's state, created on first use, as the most recently used; it closes
-// sessions idle too long and the least recently used idle ones beyond the cap. t.mu held.
-func (s *Server) user(id string) *userState {
-	t := &s.users
-	if t.m == nil {
-		t.m = map[string]*userState{}
-	}
-	now := time.Now()
-	u := t.m[id]
-	if u == nil {
-		u = &userState{id: id, h: s.userHandler(id)}
-		u.el = t.lru.PushFront(u)
-		t.m[id] = u
-	} else {
-		t.lru.MoveToFront(u.el)
-	}
-	u.used = now
-	idle, max := s.opts.Users.idle(), s.opts.Users.maxSessions()
-	for e := t.lru.Back(); e != nil && e != u.el; {
-		v := e.Value.(*userState)
-		prev := e.Prev()
-		if v.busy == 0 && v.dialing == nil && (now.Sub(v.used) > idle || t.lru.Len() > max) {
-			s.evict(v)
-		} else if now.Sub(v.used) <= idle && t.lru.Len() <= max {
-			break
-		}
-		e = prev
-	}
-	return u
-}
-
-// evict forgets u, closing its session in the background; t.mu held.
-func (s *Server) evict(u *userState) {
-	s.users.lru.Remove(u.el)
-	delete(s.users.m, u.id)
-	if sess := u.sess; sess != nil {
-		u.sess = nil
-		s.background(func() { _ = sess.close() })
-	}
-}
-
-// userHandler is the OAuth handler of user id on this server.
-func (s *Server) userHandler(id string) *auth.Handler {
-	st := s.oauth.Settings()
-	st.User, st.Fetch = id, nil
-	st.LoginFetch = s.logins.Fetch
-	if uo := s.opts.Users; uo != nil {
-		st.RedirectURL = uo.RedirectURL
-	}
-	return auth.NewHandler(st)
-}
-
-// userSession returns user's live session, opening it (once, shared by the user's
-// concurrent callers) from the user's grant; a user without one gets a *NeedsLoginError.
-func (s *Server) userSession(ctx context.Context, id string) (*session, func(), error) {
-	for {
-		s.users.mu.Lock()
-		if s.life.Err() != nil {
-			s.users.mu.Unlock()
-			return nil, nil, ErrServerClosed
-		}
-		u := s.user(id)
-		if sess := u.sess; sess != nil {
-			select {
-			case <-sess.dead:
-				u.sess = nil
-				s.background(func() { _ = sess.close() })
-			default:
-				u.busy++
-				s.users.mu.Unlock()
-				return sess, func() { s.release(u) }, nil
-			}
-		}
-		rc := u.dialing
-		if rc == nil {
-			rc = &redialCall{done: make(chan struct{})}
-			u.dialing = rc
-			s.background(func() { s.openUser(u, rc) })
-		}
-		s.users.mu.Unlock()
-		select {
-		case <-rc.done:
-			if rc.err != nil {
-				return nil, nil, rc.err
-			}
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		}
-	}
-}
-
-func (s *Server) release(u *userState) {
-	s.users.mu.Lock()
-	u.busy--
-	u.used = time.Now()
-	s.users.mu.Unlock()
-}
-
-// openUser opens u's session for rc, bounded by the connect timeout and by Close.
-func (s *Server) openUser(u *userState, rc *redialCall) {
-	ctx, cancel := context.WithTimeout(s.life, s.opts.connectTimeout(s.cfg))
-	defer cancel()
-	sess, err := s.dialUser(ctx, u)
-	s.users.mu.Lock()
-	u.dialing = nil
-	if err == nil {
-		if s.users.m[u.id] == u && s.life.Err() == nil {
-			u.sess = sess
-		} else {
-			err = ErrServerClosed
-			s.background(func() { _ = sess.close() })
-		}
-	}
-	rc.err = err
-	s.users.mu.Unlock()
-	close(rc.done)
-}
-
-// dialUser opens a session with u's token over Streamable HTTP, offering the protocol
-// version the server's shared session agreed on.
-func (s *Server) dialUser(ctx context.Context, u *userState) (*session, error) {
-	ok, err := u.h.Ensure(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("user %q: %w", u.id, err)
-	}
-	if !ok {
-		return nil, &NeedsLoginError{Server: s.cfg.ID, User: u.id, Reason: "no grant is stored for the user", s: s}
-	}
-	spec := s.spec
-	spec.OAuth = u.h
-	conn, err := transport.Open(spec, transport.KindHTTP)
-	if err != nil {
-		return nil, err
-	}
-	s.catMu.Lock()
-	pin := s.status.ProtocolVersion
-	s.catMu.Unlock()
-	if pin == "" {
-		pin = s.cfg.ProtocolVersion // no shared session (Server.usersOnly)
-	}
-	sctx, cancelSess := context.WithCancel(s.life)
-	stop := context.AfterFunc(ctx, cancelSess)
-	cs, err := s.client.Connect(sctx, conn.Transport(), sessionOptions(pin))
-	if !stop() && err == nil {
-		_ = cs.Close()
-		err = ctx.Err()
-	}
-	if err != nil {
-		cancelSess()
-		_ = conn.Close()
-		return nil, s.userErr(u.id, fmt.Errorf("user %q: opening the session: %w", u.id, err))
-	}
-	sess := &session{cs: cs, conn: conn, cancel: cancelSess, dead: make(chan struct{}), started: time.Now()}
-	go func() {
-		_ = cs.Wait()
-		close(sess.dead)
-	}()
-	return sess, nil
-}
-
-// userErr turns a needs-login failure of a request for user into a *NeedsLoginError.
-func (s *Server) userErr(user string, err error) error {
-	var nle *NeedsLoginError
-	if user == "" || err == nil || !errors.Is(err, ErrNeedsLogin) || errors.As(err, &nle) {
-		return err
-	}
-	return &NeedsLoginError{Server: s.cfg.ID, User: user, Reason: "the server refused the user's grant and it could not be refreshed", s: s}
-}
-
-// retireUserSession forgets sess when it is a user's session that a request found dead.
-func (s *Server) retireUserSession(sess *session) {
-	s.users.mu.Lock()
-	defer s.users.mu.Unlock()
-	for _, u := range s.users.m {
-		if u.sess == sess {
-			u.sess = nil
-			s.background(func() { _ = sess.close() })
-			return
-		}
-	}
-}
-
 // ForgetUser deletes user's stored grant for the server and closes the user's session
 // (a logout). A server without per-user grants has nothing to forget.
 func (s *Server) ForgetUser(ctx context.Context, user string) error {
@@ -424,11 +180,7 @@ func (s *Server) ForgetUser(ctx context.Context, user string) error {
 	if !s.perUser() {
 		return nil
 	}
-	s.users.mu.Lock()
-	if u := s.users.m[user]; u != nil {
-		s.evict(u)
-	}
-	s.users.mu.Unlock()
+	s.pool.Forget(user)
 	st := s.oauth.Settings()
 	if err := st.Store.DeleteToken(ctx, auth.UserKey(st.URL, st.Auth.ClientID, st.Auth.Type, user)); err != nil {
 		return &ServerError{Server: s.cfg.ID, Phase: PhaseConfig, Err: fmt.Errorf("user %q: forgetting the grant: %w", user, err)}
@@ -437,17 +189,7 @@ func (s *Server) ForgetUser(ctx context.Context, user string) error {
 }
 
 // UserSessions is how many per-user sessions the server holds open.
-func (s *Server) UserSessions() int {
-	s.users.mu.Lock()
-	defer s.users.mu.Unlock()
-	n := 0
-	for _, u := range s.users.m {
-		if u.sess != nil {
-			n++
-		}
-	}
-	return n
-}
+func (s *Server) UserSessions() int { return s.pool.UserSessions() }
 
 // proxyUser puts the user UserOptions.ProxyUser names into each App proxy request's
 // context; a request it names no valid user for is answered 401.
@@ -467,38 +209,4 @@ func (set *Set) proxyUser(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), user)))
 	})
-}
-
-// closeUsers closes every user's session (Close; s.life is already cancelled).
-// oauthHandlers returns the server's OAuth handlers: its own and its users'.
-func (s *Server) oauthHandlers() []*auth.Handler {
-	if s.oauth == nil {
-		return nil
-	}
-	hs := []*auth.Handler{s.oauth}
-	s.users.mu.Lock()
-	for _, u := range s.users.m {
-		if u.h != nil {
-			hs = append(hs, u.h)
-		}
-	}
-	s.users.mu.Unlock()
-	return hs
-}
-
-func (s *Server) closeUsers() {
-	s.users.mu.Lock()
-	var all []*session
-	for _, u := range s.users.m {
-		if u.sess != nil {
-			all = append(all, u.sess)
-			u.sess = nil
-		}
-	}
-	s.users.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, sess := range all {
-		wg.Go(func() { _ = sess.close() })
-	}
-	wg.Wait()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -42,31 +43,17 @@ func (li *listInfo) note(page int, c mcp.Cacheable) {
 
 // userCat is one user's listing of a server: its tools by name and the model-visible ones
 // in listing order. Never changed once made.
+// The pool (internal/session) keeps it in the user's state, fresh for the listing's ttlMs.
 type userCat struct {
-	remote  map[string]*remoteTool
-	model   []string
-	expires time.Time // fresh until then (ttlMs)
-}
-
-// catListing is one listing for a user, shared by that user's concurrent callers.
-type catListing struct {
-	gen  int // the user's catGen when it started: a listing older than a change is not kept
-	done chan struct{}
-	cat  *userCat
-	err  error
-}
-
-// userCatalogues reports whether the server's catalogue may be per user: a per-user server
-// of a Set serving users.
-func (s *Server) userCatalogues() bool {
-	return s.perUser() && s.opts.Users != nil
+	remote map[string]*remoteTool
+	model  []string
 }
 
 // sharedListing decides, after the shared session's listing (Server.list), whether the
 // catalogue is shared: it returns the listing to install, or none when the catalogue is
 // per user (from then on, for the server's life).
 func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessage, li listInfo, err error) ([]*mcp.Tool, map[string]json.RawMessage, error) {
-	if !s.userCatalogues() {
+	if !s.perUser() || s.opts.Users == nil {
 		return listed, raw, err
 	}
 	why := ""
@@ -78,7 +65,7 @@ func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessag
 	default:
 		return listed, raw, err
 	}
-	if !s.users.private.Swap(true) {
+	if s.pool.MakePrivate() {
 		s.log.Info("the server's catalogue is per user", "reason", why)
 	}
 	return nil, nil, nil
@@ -89,11 +76,10 @@ func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessag
 // has no shared session and its catalogue is per user; each user's requests go on the
 // user's own session.
 func (s *Server) usersOnly(serr *ServerError) bool {
-	if !s.userCatalogues() || !errors.Is(serr, ErrNeedsLogin) {
+	if !s.perUser() || s.opts.Users == nil || !errors.Is(serr, ErrNeedsLogin) {
 		return false
 	}
-	s.users.private.Store(true)
-	s.users.noShared.Store(true)
+	s.pool.UsersOnly()
 	s.catMu.Lock()
 	s.status.Transport = string(transport.KindHTTP)
 	s.hash = serverHash(s.cfg, transport.KindHTTP)
@@ -105,131 +91,44 @@ func (s *Server) usersOnly(serr *ServerError) bool {
 // userCatalogue returns user id's listing of the server: the cached one when it is fresh
 // (or, with stale, whatever its age), else a new one made with the user's token.
 func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*userCat, error) {
-	s.users.mu.Lock()
-	if s.life.Err() != nil {
-		s.users.mu.Unlock()
-		return nil, ErrServerClosed
-	}
-	u := s.user(id)
-	if c := u.cat; c != nil && (stale || time.Now().Before(c.expires)) {
-		s.users.mu.Unlock()
-		return c, nil
-	}
-	l := u.listing
-	if l == nil {
-		l = &catListing{gen: u.catGen, done: make(chan struct{})}
-		u.listing = l
-		u.busy++ // kept while it lists
-		s.background(func() { s.listUser(u, l) })
-	}
-	s.users.mu.Unlock()
-	select {
-	case <-l.done:
-		return l.cat, l.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// listUser lists the server's tools for u on u's session, bounded by the connect timeout
-// and by Close, and keeps the result as u's catalogue.
-func (s *Server) listUser(u *userState, l *catListing) {
-	ctx, cancel := context.WithTimeout(WithUser(s.life, u.id), s.opts.connectTimeout(s.cfg))
-	defer cancel()
-	var (
-		listed []*mcp.Tool
-		raw    map[string]json.RawMessage
-		li     listInfo
-	)
-	list := func(ctx context.Context, sess *session) error {
-		var err error
-		listed, raw, li, err = s.listPages(ctx, sess)
-		return err
-	}
-	var err error
-	if s.statelessShared() {
-		err = s.listOnce(ctx, u, list)
-	} else {
-		err = s.do(ctx, PhaseList, "tools/list", true, list)
-	}
-	var c *userCat
-	if err == nil {
-		s.mu.Lock()
-		var caps taskCaps
-		if s.sess != nil {
-			caps = s.sess.taskCaps // a user's session does not read them; the shared one did
+	c, err := s.pool.UserCatalogue(ctx, id, stale, func(ctx context.Context) (any, time.Time, error) {
+		var (
+			listed []*mcp.Tool
+			raw    map[string]json.RawMessage
+			li     listInfo
+		)
+		list := func(ctx context.Context, sess *session.Session) error {
+			var err error
+			listed, raw, li, err = s.listPages(ctx, sess)
+			return err
 		}
-		s.mu.Unlock()
+		var err error
+		if s.pool.StatelessShared() {
+			// A stateless server keeps no session for a user, and neither does the bridge.
+			err = s.pool.ListOnce(ctx, id, list)
+		} else {
+			err = s.do(ctx, PhaseList, "tools/list", true, list)
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		var caps taskCaps
+		if sess := s.pool.Current(); sess != nil {
+			caps = sess.Caps // a user's session does not read them; the shared one did
+		}
 		s.schemas.Begin()
 		remote, model, _, problems := s.convert(ctx, caps, listed, raw)
 		s.schemas.End()
 		releaseListed(listed, raw)
 		for _, p := range problems {
-			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", u.id), "tool", p.Tool, "problem", p.Problem)
+			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", id), "tool", p.Tool, "problem", p.Problem)
 		}
-		c = &userCat{remote: remote, model: model, expires: time.Now().Add(li.ttl)}
-	}
-	s.users.mu.Lock()
-	u.listing = nil
-	u.busy--
-	if c != nil && u.catGen == l.gen {
-		u.cat = c
-	}
-	l.cat, l.err = c, err
-	s.users.mu.Unlock()
-	close(l.done)
-}
-
-// userToolsChanged drops the per-user catalogues a tools/list_changed on session cs makes
-// stale: its user's, or every user's when cs is not a user's session. Each is listed again
-// when next needed.
-func (s *Server) userToolsChanged(cs *mcp.ClientSession) {
-	if !s.users.private.Load() {
-		return
-	}
-	s.users.mu.Lock()
-	defer s.users.mu.Unlock()
-	for _, u := range s.users.m {
-		if u.sess != nil && u.sess.cs == cs {
-			u.cat = nil
-			u.catGen++
-			return
-		}
-	}
-	for _, u := range s.users.m {
-		u.cat = nil
-		u.catGen++
-	}
-}
-
-// statelessShared reports whether the server's shared session is stateless (see
-// Server.stateless).
-func (s *Server) statelessShared() bool {
-	if s.users.noShared.Load() {
-		return false
-	}
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
-	return sess != nil && s.stateless(sess)
-}
-
-// listOnce runs list on a session opened for it with u's token and closed after it: a
-// stateless server keeps no session for a user, and neither does the bridge.
-func (s *Server) listOnce(ctx context.Context, u *userState, list func(context.Context, *session) error) error {
-	sess, err := s.dialUser(ctx, u)
-	if err == nil {
-		err = list(ctx, sess)
-		s.background(func() { _ = sess.close() })
-	}
+		return &userCat{remote: remote, model: model}, time.Now().Add(li.ttl), nil
+	})
 	if err != nil {
-		var se *ServerError
-		if errors.As(err, &se) {
-			return se
-		}
-		return &ServerError{Server: s.cfg.ID, Phase: PhaseList, Err: fmt.Errorf("tools/list: %w", s.userErr(u.id, err))}
+		return nil, err
 	}
-	return nil
+	return c.(*userCat), nil
 }
 
 // listedTool is the tool a call of ctx resolves name to: on a server with per-user
@@ -237,7 +136,7 @@ func (s *Server) listOnce(ctx context.Context, u *userState, list func(context.C
 // else the shared catalogue's. The error wraps ErrUnknownTool or ErrToolGone, or says why
 // the user's catalogue could not be had (a *NeedsLoginError for a user without a grant).
 func (s *Server) listedTool(ctx context.Context, name string) (*remoteTool, error) {
-	if !s.users.private.Load() {
+	if !s.pool.PrivateCatalogues() {
 		return s.remoteTool(name)
 	}
 	user, ok := UserFromContext(ctx)
@@ -264,7 +163,7 @@ func (s *Server) listedTool(ctx context.Context, name string) (*remoteTool, erro
 
 // errNoUser is the error of a call without a user (WithUser) on a server whose grants are
 // per user.
-var errNoUser = errors.New("no user on the call (bridge.WithUser): this server's grants are per user")
+var errNoUser = session.ErrNoUser
 
 // ToolsFor returns the tools of the user ctx names (WithUser): the shared catalogue
 // (Tools) followed by, for each server whose catalogue is per user, in config order, the
@@ -289,7 +188,7 @@ func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 	var n *namer
 	var errs []error
 	for _, s := range set.servers {
-		if !s.users.private.Load() {
+		if !s.pool.PrivateCatalogues() {
 			continue
 		}
 		c, err := s.userCatalogue(ctx, user, false)

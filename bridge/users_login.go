@@ -60,12 +60,10 @@ func (s *Server) StartLogin(ctx context.Context, user string) (string, error) {
 		return "", ErrServerClosed
 	}
 	return s.logins.Start(ctx, user, func() (*auth.Handler, error) {
-		s.users.mu.Lock()
-		defer s.users.mu.Unlock()
 		if s.life.Err() != nil {
 			return nil, ErrServerClosed
 		}
-		return s.user(user).h, nil
+		return s.pool.UserHandler(user), nil
 	})
 }
 

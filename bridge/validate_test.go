@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
-	"github.com/ttalk/mcpbridge/transport"
 )
 
 func props(n int) string {
@@ -96,24 +93,6 @@ func TestRelistReusesCompiledSchemas(t *testing.T) {
 	}
 	if !first.Compiled() {
 		t.Errorf("the big schema is not kept compiled")
-	}
-}
-
-// A read from a closed pipe ends the session: the next call redials (and a read-only call is
-// retried) instead of failing on a dead session.
-func TestReadFromClosedPipeIsDeadSession(t *testing.T) {
-	sess := &session{dead: make(chan struct{}), conn: &transport.Conn{}}
-	for _, err := range []error{
-		&fs.PathError{Op: "read", Path: "|0", Err: os.ErrClosed},
-		fmt.Errorf("calling %q: %w", "tools/call", &fs.PathError{Op: "read", Path: "|0", Err: os.ErrClosed}),
-		errors.New("calling \"tools/call\": read |0: file already closed"),
-	} {
-		if !sessionDead(err, sess) {
-			t.Errorf("sessionDead(%v) = false", err)
-		}
-	}
-	if sessionDead(errors.New("tool said no"), sess) {
-		t.Error("an ordinary error counts as a dead session")
 	}
 }
 

@@ -1,4 +1,4 @@
-package bridge
+package session
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // when a set starts many servers at once on few cores every server's listen delays
 // every other server's start, and Connect with them. So while Connect assembles more
 // than one server, a session's listen is held (go-sdk is answered with an empty result; the
-// request is not written) and written listenHoldMax after the server's own listing, in the
+// request is not written) and written Limits.ListenHold after the server's own listing, in the
 // background: by then a set of local servers has started, and following changes begins
 // well before a model is likely to have made its first call. The specification's tools
 // message flow has the same order (tools/list, then subscriptions/listen).
@@ -26,9 +26,6 @@ import (
 // reaches OnToolsChanged like any other. Dial, redials and per-user sessions do not hold:
 // there go-sdk's order stands.
 
-// listenHoldMax is how long a server's listen is held after its listing.
-const listenHoldMax = 250 * time.Millisecond
-
 const (
 	methodListen    = "subscriptions/listen"
 	methodListenAck = "notifications/subscriptions/acknowledged"
@@ -36,9 +33,9 @@ const (
 
 type listenHoldKey struct{}
 
-// withListenHold marks ctx: sessions opened with it hold their subscriptions/listen until
-// Server.releaseListen.
-func withListenHold(ctx context.Context) context.Context {
+// WithListenHold marks ctx: sessions opened with it hold their subscriptions/listen until
+// Pool.Ready.
+func WithListenHold(ctx context.Context) context.Context {
 	return context.WithValue(ctx, listenHoldKey{}, true)
 }
 
@@ -126,12 +123,12 @@ func (h *listenHolds) acknowledged(cs *mcp.ClientSession) bool {
 }
 
 // releaseListenAfter writes sess's held listen, if any, d from now.
-func (s *Server) releaseListenAfter(sess *session, d time.Duration) {
-	h := &s.listens
+func (p *Pool) releaseListenAfter(sess *Session, d time.Duration) {
+	h := &p.listens
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if l := h.held[sess.cs]; l != nil && l.timer == nil {
-		l.timer = time.AfterFunc(d, func() { s.releaseListen(sess) })
+	if l := h.held[sess.CS]; l != nil && l.timer == nil {
+		l.timer = time.AfterFunc(d, func() { p.releaseListen(sess) })
 	}
 }
 
@@ -148,17 +145,17 @@ func (h *listenHolds) clear() {
 }
 
 // releaseListen writes sess's held subscriptions/listen, if any, in the background.
-func (s *Server) releaseListen(sess *session) {
-	send := s.listens.take(sess.cs)
+func (p *Pool) releaseListen(sess *Session) {
+	send := p.listens.take(sess.CS)
 	if send == nil {
 		return
 	}
-	s.background(send)
+	p.Background(send)
 }
 
-// sendingMiddleware is the client's sending middleware: server/discover is bounded and
+// SendingMiddleware is the client's sending middleware (Config.Client's, added by the host): server/discover is bounded and
 // observed (discoverMiddleware), and a held session's subscriptions/listen is kept.
-func (s *Server) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (p *Pool) SendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	discover := discoverMiddleware(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -169,14 +166,14 @@ func (s *Server) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 						_, _ = next(ctx, method, req)
 					}
 				}
-				if s.listens.hold(cs, send) {
+				if p.listens.hold(cs, send) {
 					return &mcp.SubscriptionsListenResult{}, nil
 				}
 			}
 		case "server/discover":
 			if n, _ := ctx.Value(negotiationKey{}).(*negotiation); n != nil && n.holdListen {
 				if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
-					s.listens.expect(cs)
+					p.listens.expect(cs)
 					n.mu.Lock()
 					n.session = cs
 					n.mu.Unlock()
@@ -187,14 +184,14 @@ func (s *Server) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// receivingMiddleware is the client's receiving middleware: the acknowledgement of a
+// ReceivingMiddleware is the client's receiving middleware (added by the host): the acknowledgement of a
 // listen that was held re-lists the server (see the top of this file).
-func (s *Server) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (p *Pool) ReceivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method == methodListenAck {
-			if cs, ok := req.GetSession().(*mcp.ClientSession); ok && s.listens.acknowledged(cs) {
-				s.relistSoon()
+			if cs, ok := req.GetSession().(*mcp.ClientSession); ok && p.listens.acknowledged(cs) {
+				p.cfg.Host.Relist()
 			}
 		}
 		return res, err

@@ -1,10 +1,11 @@
-package bridge
+package session
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"slices"
 	"strings"
 	"sync"
@@ -12,46 +13,69 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
 // Protocol negotiation. With no pin, go-sdk's Connect offers its newest version
-// (2026-07-28) through server/discover and falls back to initialize with legacyVersion on
-// the same connection when discover fails. The bridge adds what legacy servers need:
+// (2026-07-28) through server/discover and falls back to initialize with LegacyVersion on
+// the same connection when discover fails. The pool adds what legacy servers need:
 //
 //   - discover that goes unanswered ends after discoverWait, so initialize follows promptly
 //     instead of at the connect deadline;
 //   - a server that closes the connection on discover (a stdio server exiting on the unknown
-//     method) is started again with legacyVersion pinned;
+//     method) is started again with LegacyVersion pinned;
 //   - a -32022 UnsupportedProtocolVersion error naming the server's versions is retried once
 //     with the newest version both sides support;
 //   - a server that needed a fallback keeps its pin for redials, so they cost no probe.
 //
-// ServerConfig.ProtocolVersion pins a version outright; legacy SSE servers are offered
-// legacyVersion (their transport predates discover).
+// Config.ProtocolVersion pins a version outright; legacy SSE servers are offered
+// LegacyVersion (their transport predates discover).
 const (
-	legacyVersion   = "2025-11-25" // what initialize offers after a failed discover (go-sdk's choice too)
-	modernVersion   = "2026-07-28" // the first version negotiated through server/discover
-	codeRejected    = -32005       // go-sdk's "rejected by transport": an HTTP failure, not the server's error
-	minDiscoverWait = time.Second
+	LegacyVersion = "2025-11-25" // what initialize offers after a failed discover (go-sdk's choice too)
+	ModernVersion = "2026-07-28" // the first version negotiated through server/discover
+	CodeRejected  = -32005       // go-sdk's "rejected by transport": an HTTP failure, not the server's error
 )
 
-// supportedVersion reports whether go-sdk speaks protocol version v.
-func supportedVersion(v string) bool { return slices.Contains(mcp.SupportedProtocolVersions(), v) }
+// SupportedVersion reports whether go-sdk speaks protocol version v.
+func SupportedVersion(v string) bool { return slices.Contains(mcp.SupportedProtocolVersions(), v) }
 
 // discoverWait is how long server/discover may go unanswered before initialize is tried: a
-// quarter of the connect timeout, within [1s, 10s]. A server still starting up after that
-// is offered the legacy handshake; it works either way.
-func discoverWait(connectTimeout time.Duration) time.Duration {
-	return min(max(connectTimeout/4, minDiscoverWait), maxDiscoverWait)
+// quarter of the connect timeout, within [Limits.MinDiscoverWait, Limits.MaxDiscoverWait]. A server still
+// starting up after that is offered the legacy handshake; it works either way.
+func (p *Pool) discoverWait() time.Duration {
+	return min(max(p.cfg.ConnectTimeout/4, p.cfg.Limits.MinDiscoverWait), p.cfg.Limits.MaxDiscoverWait)
 }
 
-// protocolState is what a server remembers about its protocol between sessions.
-type protocolState struct {
-	mu  sync.Mutex
-	pin string // version to offer on redials, "" to negotiate
-	how string // how pin was reached, for ServerStatus.Negotiation
+// protocol is what a pool remembers about its server's protocol between sessions.
+type protocol struct {
+	mu      sync.Mutex
+	pin     string // version to offer on redials, "" to negotiate
+	how     string // how pin was reached, for Session.Negotiation
+	version string // the version the last shared session agreed on (offered to users' sessions)
+}
+
+func (pr *protocol) agreed(v string) {
+	pr.mu.Lock()
+	pr.version = v
+	pr.mu.Unlock()
+}
+
+func (pr *protocol) keep(pin, how string) {
+	pr.mu.Lock()
+	pr.pin, pr.how = pin, how
+	pr.mu.Unlock()
+}
+
+// userPin is the version a user's session is offered: the one the shared session agreed on,
+// else the configured pin (a server with no shared session).
+func (p *Pool) userPin() string {
+	p.proto.mu.Lock()
+	pin := p.proto.version
+	p.proto.mu.Unlock()
+	if pin == "" {
+		pin = p.cfg.ProtocolVersion
+	}
+	return pin
 }
 
 // negotiation observes one Connect's server/discover; it travels in the Connect ctx to
@@ -89,7 +113,7 @@ func discoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(dctx, method, req)
 		if dr, ok := res.(*mcp.DiscoverResult); ok && err == nil && !offersModern(dr.SupportedVersions) {
 			// go-sdk falls back to initialize after this answer too.
-			err = fmt.Errorf("no version from %s on offered (%s)", modernVersion, strings.Join(dr.SupportedVersions, ", "))
+			err = fmt.Errorf("no version from %s on offered (%s)", ModernVersion, strings.Join(dr.SupportedVersions, ", "))
 		}
 		n.mu.Lock()
 		n.sent, n.err = true, err
@@ -102,7 +126,7 @@ func discoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // offersModern reports whether versions holds one go-sdk speaks through server/discover.
 func offersModern(versions []string) bool {
 	for _, v := range versions {
-		if v >= modernVersion && supportedVersion(v) {
+		if v >= ModernVersion && SupportedVersion(v) {
 			return true
 		}
 	}
@@ -111,62 +135,60 @@ func offersModern(versions []string) bool {
 
 // versionPlan returns the version to offer a new session over kind k ("" negotiates) and
 // why.
-func (s *Server) versionPlan(k transport.Kind) (pin, why string) {
+func (p *Pool) versionPlan(k transport.Kind) (pin, why string) {
 	switch {
-	case s.cfg.ProtocolVersion != "":
-		return s.cfg.ProtocolVersion, "pinned by the server's protocolVersion"
+	case p.cfg.ProtocolVersion != "":
+		return p.cfg.ProtocolVersion, "pinned by the server's protocolVersion"
 	case k == transport.KindSSE:
-		return legacyVersion, "initialize (legacy HTTP+SSE transport)"
+		return LegacyVersion, "initialize (legacy HTTP+SSE transport)"
 	}
-	s.proto.mu.Lock()
-	defer s.proto.mu.Unlock()
-	if s.proto.pin != "" {
-		return s.proto.pin, s.proto.how + " (kept from the first connect)"
+	p.proto.mu.Lock()
+	defer p.proto.mu.Unlock()
+	if p.proto.pin != "" {
+		return p.proto.pin, p.proto.how + " (kept from the first connect)"
 	}
 	return "", ""
 }
 
 // openKind starts one session over kind k, negotiating the protocol version (see the
-// comment on legacyVersion). The bool reports that Streamable HTTP was refused the way a
+// comment on LegacyVersion). The bool reports that Streamable HTTP was refused the way a
 // legacy SSE server refuses it.
-func (s *Server) openKind(ctx context.Context, k transport.Kind) (*session, bool, *ServerError) {
-	pin, why := s.versionPlan(k)
+func (p *Pool) openKind(ctx context.Context, k transport.Kind) (*Session, bool, *failure) {
+	pin, why := p.versionPlan(k)
 	for attempt := 0; ; attempt++ {
-		n := &negotiation{wait: discoverWait(s.opts.connectTimeout(s.cfg)), holdListen: listenHeld(ctx)}
-		sess, fallback, serr := s.openAttempt(ctx, k, pin, n)
-		if serr == nil {
-			s.noteProtocol(sess, pin, why, n)
+		n := &negotiation{wait: p.discoverWait(), holdListen: listenHeld(ctx)}
+		sess, fallback, f := p.openAttempt(ctx, k, pin, n)
+		if f == nil {
+			p.noteProtocol(sess, pin, why, n)
 			return sess, false, nil
 		}
 		n.mu.Lock()
 		cs := n.session
 		n.mu.Unlock()
 		if cs != nil {
-			s.listens.drop(cs)
+			p.listens.drop(cs)
 		}
-		if attempt > 0 || fallback || ctx.Err() != nil || s.life.Err() != nil {
-			return nil, fallback, serr
+		if attempt > 0 || fallback || ctx.Err() != nil || p.cfg.Life.Err() != nil {
+			return nil, fallback, f
 		}
-		if v, refused := versionFromRefusal(serr.Err); v != "" && v != pin {
-			s.log.Debug("protocol version refused; retrying", "refused", refused, "retry", v)
+		if v, refused := versionFromRefusal(f.err); v != "" && v != pin {
+			p.cfg.Log.Debug("protocol version refused; retrying", "refused", refused, "retry", v)
 			pin, why = v, fmt.Sprintf("%s after the server refused %s (-32022)", handshake(v), refused)
 			continue
 		}
 		if sent, derr, _ := n.outcome(); pin == "" && sent && derr != nil && k != transport.KindHTTP {
-			s.log.Debug("the server closed the connection after server/discover; retrying with initialize", "err", serr.Err)
-			pin, why = legacyVersion, "initialize after the server closed the connection on server/discover"
-			s.proto.mu.Lock()
-			s.proto.pin, s.proto.how = pin, why
-			s.proto.mu.Unlock()
+			p.cfg.Log.Debug("the server closed the connection after server/discover; retrying with initialize", "err", f.err)
+			pin, why = LegacyVersion, "initialize after the server closed the connection on server/discover"
+			p.proto.keep(pin, why)
 			continue
 		}
-		return nil, fallback, serr
+		return nil, fallback, f
 	}
 }
 
 // handshake names the handshake go-sdk uses for version v.
 func handshake(v string) string {
-	if v >= modernVersion {
+	if v >= ModernVersion {
 		return "server/discover"
 	}
 	return "initialize"
@@ -182,10 +204,10 @@ func withNegotiation(ctx context.Context, n *negotiation) context.Context {
 	return context.WithValue(ctx, negotiationKey{}, n)
 }
 
-// noteProtocol records the session's version and how it was reached in the server's status,
-// and remembers a fallback for redials.
-func (s *Server) noteProtocol(sess *session, pin, why string, n *negotiation) {
-	version := sess.cs.InitializeResult().ProtocolVersion
+// noteProtocol records in sess how its version was reached, and remembers a fallback for
+// redials.
+func (p *Pool) noteProtocol(sess *Session, pin, why string, n *negotiation) {
+	version := sess.CS.InitializeResult().ProtocolVersion
 	how := why
 	if pin == "" {
 		sent, err, unanswered := n.outcome()
@@ -198,22 +220,17 @@ func (s *Server) noteProtocol(sess *session, pin, why string, n *negotiation) {
 			how = "initialize after server/discover failed: " + shortCause(err)
 		}
 		if sent && err != nil {
-			s.proto.mu.Lock()
-			s.proto.pin, s.proto.how = legacyVersion, how
-			s.proto.mu.Unlock()
+			p.proto.keep(LegacyVersion, how)
 		}
 	}
-	s.catMu.Lock()
-	s.status.ProtocolVersion = version
-	s.status.Negotiation = how
-	s.catMu.Unlock()
-	s.log.Debug("protocol negotiated", "version", version, "how", how)
+	sess.Negotiation = how
+	p.cfg.Log.Debug("protocol negotiated", "version", version, "how", how)
 }
 
 // shortCause is err's message, cut for a status line: a JSON-RPC error's message alone.
 func shortCause(err error) string {
 	var je *jsonrpc.Error
-	if errors.As(err, &je) && je.Code != codeRejected {
+	if errors.As(err, &je) && je.Code != CodeRejected {
 		return fmt.Sprintf("%s (%d)", redact.Line(je.Message, 300), je.Code)
 	}
 	return redact.Line(err.Error(), 120)

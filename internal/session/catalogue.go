@@ -1,0 +1,138 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Per-user catalogues. A per-user server's catalogue is kept per user once the host finds
+// the shared listing refused for want of a user's grant, or marked private (MakePrivate,
+// UsersOnly); each user's listing is then cached in the user's state (bounded with it) as an
+// opaque value of the host's, fresh for as long as the listing said.
+
+// PrivateCatalogues reports whether the server's catalogue is per user.
+func (p *Pool) PrivateCatalogues() bool { return p.users.private.Load() }
+
+// MakePrivate makes the server's catalogue per user, for the server's life; it reports
+// whether it was shared until now.
+func (p *Pool) MakePrivate() bool { return !p.users.private.Swap(true) }
+
+// UsersOnly marks the server as one that opens only with a user's grant: no shared session,
+// its catalogue per user, each user's requests on the user's own session.
+func (p *Pool) UsersOnly() {
+	p.users.private.Store(true)
+	p.users.noShared.Store(true)
+}
+
+// StatelessShared reports whether the server's shared session is stateless
+// (Session.Stateless).
+func (p *Pool) StatelessShared() bool {
+	if p.users.noShared.Load() {
+		return false
+	}
+	sess := p.Current()
+	return sess != nil && sess.Stateless()
+}
+
+// UserCatalogue returns user id's catalogue: the cached one when it is fresh (or, with
+// stale, whatever its age), else the one list makes, on its own goroutine (once, shared by
+// the user's concurrent callers) with ctx naming the user and bounded by the connect timeout
+// and by Close. list returns the catalogue and until when it is fresh.
+func (p *Pool) UserCatalogue(ctx context.Context, id string, stale bool, list func(ctx context.Context) (any, time.Time, error)) (any, error) {
+	p.users.mu.Lock()
+	if p.cfg.Life.Err() != nil {
+		p.users.mu.Unlock()
+		return nil, ErrClosed
+	}
+	u := p.user(id)
+	if c := u.cat; c != nil && (stale || time.Now().Before(u.expires)) {
+		p.users.mu.Unlock()
+		return c, nil
+	}
+	l := u.listing
+	if l == nil {
+		l = &catListing{gen: u.catGen, done: make(chan struct{})}
+		u.listing = l
+		u.busy++ // kept while it lists
+		p.Background(func() { p.listUser(u, l, list) })
+	}
+	p.users.mu.Unlock()
+	select {
+	case <-l.done:
+		return l.cat, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// listUser makes u's catalogue with list and keeps it, unless a change made it stale
+// meanwhile.
+func (p *Pool) listUser(u *userState, l *catListing, list func(context.Context) (any, time.Time, error)) {
+	ctx, cancel := context.WithTimeout(WithUser(p.cfg.Life, u.id), p.cfg.ConnectTimeout)
+	defer cancel()
+	c, expires, err := list(ctx)
+	if err != nil {
+		c = nil
+	}
+	p.users.mu.Lock()
+	u.listing = nil
+	u.busy--
+	if c != nil && u.catGen == l.gen {
+		u.cat, u.expires = c, expires
+	}
+	l.cat, l.err = c, err
+	p.users.mu.Unlock()
+	close(l.done)
+}
+
+// ToolsChanged drops the per-user catalogues a tools/list_changed on session cs makes
+// stale: its user's, or every user's when cs is not a user's session. Each is listed again
+// when next needed.
+func (p *Pool) ToolsChanged(cs *mcp.ClientSession) {
+	if !p.users.private.Load() {
+		return
+	}
+	p.users.mu.Lock()
+	defer p.users.mu.Unlock()
+	for _, u := range p.users.m {
+		if u.slot.sess != nil && u.slot.sess.CS == cs {
+			u.cat = nil
+			u.catGen++
+			return
+		}
+	}
+	for _, u := range p.users.m {
+		u.cat = nil
+		u.catGen++
+	}
+}
+
+// ListOnce runs list on a session opened for it with user's token and closed after it: a
+// stateless server keeps no session for a user, and neither does the pool. Errors are the
+// host's (Host.Fail, phase tools/list).
+func (p *Pool) ListOnce(ctx context.Context, user string, list func(context.Context, *Session) error) error {
+	p.users.mu.Lock()
+	if p.cfg.Life.Err() != nil {
+		p.users.mu.Unlock()
+		return p.cfg.Host.Fail(phaseList, ErrClosed, nil)
+	}
+	u := p.user(user)
+	u.busy++
+	p.users.mu.Unlock()
+	defer p.release(u)
+	sess, err := p.dialUser(ctx, u)
+	if err == nil {
+		err = list(ctx, sess)
+		p.Background(func() { _ = sess.Close() })
+	}
+	if err != nil {
+		if f := p.cfg.Host.AsFail(err); f != nil {
+			return f
+		}
+		return p.cfg.Host.Fail(phaseList, fmt.Errorf("tools/list: %w", p.userErr(user, err)), nil)
+	}
+	return nil
+}
