@@ -18,11 +18,12 @@ import (
 // This file is the one place that says what the module bounds. Every limit is a row of
 // limitTable: a constant below, or one declared in the package that uses it when that package
 // cannot import this one (transport, internal/...), named by the row. resolve fills the
-// Options defaults from the table, and the "Limits" section of the package doc is generated
-// from it (TestLimitsDocumented fails when they drift; `go test -run TestLimitsDocumented
-// -update ./bridge` rewrites the section). A row whose constant this package cannot even
-// name (unexported elsewhere) carries its value and the package's directory, and
-// TestLimitsDeclared checks the value against that declaration.
+// Options defaults from the table, and the list of limits below (the doc of the first const
+// group: go doc bridge.DefaultConnectTimeout; the package doc's Limits section points here)
+// is generated from it (TestLimitsDocumented fails when they drift; `go test -run
+// TestLimitsDocumented -update ./bridge` rewrites the list). A row whose constant this
+// package cannot even name (unexported elsewhere) carries its value and the package's
+// directory, and TestLimitsDeclared checks the value against that declaration.
 
 // Limits: generated from limitTable below by TestLimitsDocumented.
 //
