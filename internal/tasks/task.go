@@ -88,7 +88,7 @@ type Error struct {
 	Status Status
 	// Message is the server's statusMessage, if any (untrusted text).
 	Message string
-	// Kind is ErrTaskFailed, ErrTaskCancelled, ErrTaskExpired or ErrUnknownTask.
+	// Kind is ErrFailed, ErrCancelled, ErrExpired or ErrUnknown (bridge.ErrTaskFailed, ...).
 	Kind error
 	// Err is the cause when there is one: for a failed task the server's JSON-RPC error
 	// (a *jsonrpc.Error).
