@@ -156,7 +156,7 @@ func (c *toolCall) bound(ctx context.Context) {
 	c.timeout = c.s.opts.callTimeout(c.s.cfg)
 	c.budget = c.timeout
 	if c.exposed == nil {
-		c.budget, c.taskBounded = c.s.callBudget(c.remote) // tasks.go
+		c.budget, c.taskBounded = taskHost{c.s}.callBudget(c.remote) // tasks.go
 	}
 	c.taskTimeout = c.s.tasks.Timeout()
 	c.ctx, c.release = wire.Bound(ctx, c.s.life, c.budget)

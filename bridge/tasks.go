@@ -123,7 +123,7 @@ func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMess
 			params.Meta = meta
 		}
 		var err error
-		res, run, err = s.sendCall(ctx, sess, rt, params, true, false)
+		res, run, err = taskHost{s}.sendCall(ctx, sess, rt, params, true, false)
 		return err
 	})
 	switch {
@@ -202,8 +202,9 @@ func newTasks(s *Server, cfg ServerConfig, o *options) *tasks.Client {
 // timeout, or the task timeout when the call may run as a task (task: a tool that runs as
 // one under 2025-11-25, any tool of a server that offers the 2026-07-28 extension). Each
 // request of the call stays bounded by the call timeout.
-func (s *Server) callBudget(remote string) (budget time.Duration, task bool) {
-	caps, _, ok := taskHost{s}.Live()
+func (h taskHost) callBudget(remote string) (budget time.Duration, task bool) {
+	s := h.s
+	caps, _, ok := h.Live()
 	return s.tasks.Budget(s.opts.callTimeout(s.cfg), caps, ok, func() string {
 		s.catMu.Lock()
 		defer s.catMu.Unlock()
@@ -253,7 +254,8 @@ func taskTap(c *tasks.Client, caps taskCaps, rt *remoteTool, force bool) (*wire.
 // may become a task, with the task tap, on either path. It returns the result, or the task
 // the server created instead. force (StartTask) asks for a task; shared: only the result's
 // text is used (wire.CallOptions.SharedMeta).
-func (s *Server) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
+func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
+	s := h.s
 	tap, err := taskTap(s.tasks, sess.Caps, rt, force)
 	if err != nil {
 		return nil, nil, err
@@ -276,8 +278,9 @@ func (s *Server) sendCall(ctx context.Context, sess *session.Session, rt *remote
 	return nil, r, nil
 }
 
-// taskHost is the tasks client's view of a Server: the live session to send the task
-// methods on (tasks.Requester), and the server's callbacks for each task.
+// taskHost is a Server as the tasks side sees it: the live session to send the task
+// methods on (tasks.Requester), the tools/call that may become a task (sendCall) and its
+// budget, and the server's callbacks for each task.
 type taskHost struct{ s *Server }
 
 // Request sends one task method on the live session (redialled when dead), bounded by
