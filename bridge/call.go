@@ -58,7 +58,7 @@ func (c *toolCall) run(ctx context.Context) error {
 			resolveTool,    // the listed tool (users_catalogue.go: the user's own catalogue)
 			modelArguments, // validate.go: {} for none, nulls dropped, inputSchema
 			beforeCall,
-			sendTool,    // session.go: tools/call with redial, _meta, progress, tasks
+			sendTool,    // session.go (internal/session): tools/call with redial, _meta, progress, tasks
 			checkOutput, // structuredContent against the outputSchema
 			flatten,
 			appResult, // Options.OnAppResult, for a tool with an MCP App
@@ -69,7 +69,7 @@ func (c *toolCall) run(ctx context.Context) error {
 			rawArguments,
 			observe,
 			beforeCall,
-			createTask, // taskrun.go: tools/call as a task, returning once the server made it
+			createTask, // tasks.go (internal/tasks): tools/call as a task, returning once made
 		)
 	case c.origin == OriginCallTool:
 		err = c.through(
