@@ -110,7 +110,8 @@ func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLate
 // its session is sent again) within the call's deadline.
 func sendExposed(c *toolCall) error {
 	s, method := c.s, c.exposed.tool.Method
-	err := s.doBounded(c.ctx, true, exposedPhase(method), expose.Target(method, c.input), true, func(ctx context.Context, sess *session.Session) error {
+	req := session.Request{Phase: string(exposedPhase(method)), What: expose.Target(method, c.input), Retryable: true, Timeout: c.timeout}
+	err := s.request(c.ctx, true, req, func(ctx context.Context, sess *session.Session) error {
 		var err error
 		c.res, err = expose.Request(ctx, sess.CS, method, c.input, func() map[string]any { return requestMeta(ctx, s.opts.tel) })
 		return err

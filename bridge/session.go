@@ -118,13 +118,7 @@ func (s *Server) do(ctx context.Context, phase Phase, what string, retryable boo
 	return s.doWithin(ctx, s.opts.callTimeout(s.cfg), false, phase, what, retryable, fn)
 }
 
-// doBounded is do; bounded says ctx is already bounded by the call timeout (started no
-// later than here) and by Close, so that do need not bound it again.
-func (s *Server) doBounded(ctx context.Context, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session.Session) error) error {
-	return s.doWithin(ctx, s.opts.callTimeout(s.cfg), bounded, phase, what, retryable, fn)
-}
-
-// doWithin is doBounded with the request bounded by timeout rather than the call timeout
+// doWithin is do with the request bounded by timeout rather than the call timeout
 // (an MCP task's tasks/result, which blocks while the task runs).
 func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session.Session) error) error {
 	return s.request(ctx, bounded, session.Request{Phase: string(phase), What: what, Retryable: retryable, Timeout: timeout}, fn)
