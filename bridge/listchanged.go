@@ -27,33 +27,38 @@ type relistState struct {
 	again   bool
 }
 
-// relistSoon re-lists the server's tools in the background after a list_changed
-// notification.
-func (s *Server) relistSoon() {
-	s.relist.mu.Lock()
-	defer s.relist.mu.Unlock()
-	if s.life.Err() != nil {
+// soon runs once (a re-listing) in the background with bg after a list_changed
+// notification: one at a time, and one more after it when notifications arrived meanwhile;
+// none once life ended.
+func (r *relistState) soon(life context.Context, bg func(func()), once func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if life.Err() != nil {
 		return
 	}
-	if s.relist.running {
-		s.relist.again = true
+	if r.running {
+		r.again = true
 		return
 	}
-	s.relist.running = true
-	s.background(func() {
+	r.running = true
+	bg(func() {
 		for {
-			s.relistOnce()
-			s.relist.mu.Lock()
-			if !s.relist.again || s.life.Err() != nil {
-				s.relist.running = false
-				s.relist.mu.Unlock()
+			once()
+			r.mu.Lock()
+			if !r.again || life.Err() != nil {
+				r.running = false
+				r.mu.Unlock()
 				return
 			}
-			s.relist.again = false
-			s.relist.mu.Unlock()
+			r.again = false
+			r.mu.Unlock()
 		}
 	})
 }
+
+// relistSoon re-lists the server's tools in the background after a list_changed
+// notification (relistState.soon).
+func relistSoon(s *Server) { s.relist.soon(s.life, s.pool.Background, s.relistOnce) }
 
 func (s *Server) relistOnce() {
 	sess := s.pool.Current()

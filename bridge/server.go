@@ -37,6 +37,9 @@ type Server struct {
 	set    *Set          // the Set that owns the server; nil for Dial
 	oauth  *auth.Handler // nil unless cfg.Auth is set
 	logins *auth.Logins  // a web host's logins (users_login.go)
+	// perUser says the server keeps state per user: an AuthOAuth server (its OAuth handler
+	// made).
+	perUser bool
 	// configErr is a configuration problem found by newServer; open reports it.
 	configErr error
 	// secrets are masked in the server's errors and log lines (secrets.go).
@@ -117,6 +120,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 			s.spec.WrapBase = h.WrapTransport
 		}
 	}
+	s.perUser = s.oauth != nil && cfg.Auth != nil && cfg.Auth.Type == AuthOAuth
 	s.logins = newLogins(s)
 	s.progress.server = cfg.ID
 	s.notify.log = log
@@ -127,7 +131,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		ProgressNotificationHandler: s.progress.deliver,
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			s.pool.ToolsChanged(req.Session) // per-user catalogues
-			s.relistSoon()
+			relistSoon(s)
 		},
 	}
 	if o.OnElicitation != nil {

@@ -44,7 +44,7 @@ func newPool(s *Server) *session.Pool {
 		ProtocolVersion: s.cfg.ProtocolVersion,
 		OAuth:           s.oauth,
 		ConfigErr:       s.configErr,
-		PerUser:         s.perUser(),
+		PerUser:         s.perUser,
 		ServeUsers:      s.opts.Users != nil,
 		Limits: session.Limits{FirstBackoff: firstBackoff, MaxBackoff: maxBackoff, CloseWait: sessionClose,
 			MinDiscoverWait: minDiscoverWait, MaxDiscoverWait: maxDiscoverWait, ListenHold: listenHoldMax, StderrTail: stderrLogTail},
@@ -67,7 +67,23 @@ func newPool(s *Server) *session.Pool {
 				return errors.As(err, &nle)
 			},
 			ValidUser: ValidateUserID,
-			Opened:    s.opened,
+			Opened: func(k transport.Kind, sess *session.Session) { // the status of the shared session
+				s.catMu.Lock()
+				defer s.catMu.Unlock()
+				s.status.Transport = string(k)
+				if sess == nil {
+					return
+				}
+				s.hash = serverHash(s.cfg, k)
+				ir := sess.CS.InitializeResult()
+				s.status.ProtocolVersion = ir.ProtocolVersion
+				s.status.Negotiation = sess.Negotiation
+				s.status.Instructions = cleanInstructions(ir.Instructions)
+				s.status.Tasks = sess.Caps.String()
+				if ir.ServerInfo != nil {
+					s.status.ServerName, s.status.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+				}
+			},
 			List: func(ctx context.Context, sess *session.Session) error {
 				listed, raw, err := s.list(ctx, sess)
 				if err == nil {
@@ -75,7 +91,7 @@ func newPool(s *Server) *session.Pool {
 				}
 				return err
 			},
-			Relist: s.relistSoon,
+			Relist: func() { relistSoon(s) },
 		},
 	}
 	if cfg.PerUser {
@@ -93,35 +109,10 @@ func newPool(s *Server) *session.Pool {
 	return session.New(cfg)
 }
 
-// opened records in the status a shared session opened over kind k (sess nil: k failed).
-func (s *Server) opened(k transport.Kind, sess *session.Session) {
-	s.catMu.Lock()
-	defer s.catMu.Unlock()
-	s.status.Transport = string(k)
-	if sess == nil {
-		return
-	}
-	s.hash = serverHash(s.cfg, k)
-	ir := sess.CS.InitializeResult()
-	s.status.ProtocolVersion = ir.ProtocolVersion
-	s.status.Negotiation = sess.Negotiation
-	s.status.Instructions = cleanInstructions(ir.Instructions)
-	s.status.Tasks = sess.Caps.String()
-	if ir.ServerInfo != nil {
-		s.status.ServerName, s.status.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
-	}
-}
-
 // do runs one request on the session the request's user gets (internal/session: redial,
 // the retry rule), bounded by the call timeout and by Close.
 func (s *Server) do(ctx context.Context, phase Phase, what string, retryable bool, fn func(context.Context, *session.Session) error) error {
-	return s.doWithin(ctx, s.opts.callTimeout(s.cfg), false, phase, what, retryable, fn)
-}
-
-// doWithin is do with the request bounded by timeout rather than the call timeout
-// (an MCP task's tasks/result, which blocks while the task runs).
-func (s *Server) doWithin(ctx context.Context, timeout time.Duration, bounded bool, phase Phase, what string, retryable bool, fn func(context.Context, *session.Session) error) error {
-	return s.request(ctx, bounded, session.Request{Phase: string(phase), What: what, Retryable: retryable, Timeout: timeout}, fn)
+	return s.request(ctx, false, session.Request{Phase: string(phase), What: what, Retryable: retryable, Timeout: s.opts.callTimeout(s.cfg)}, fn)
 }
 
 // request runs req with fn on the pool. Unless bounded (ctx already carries the call's
@@ -146,7 +137,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)
 	req := session.Request{Phase: string(PhaseCall), What: rt.label, Retryable: rt.retryable(), Timeout: o.timeout}
-	if s.perUser() && s.opts.Users != nil {
+	if s.perUser && s.opts.Users != nil {
 		// A user's call may go on a stateless server's shared connection with the user's
 		// token, unless it may become a task.
 		req.Direct = func(shared *session.Session) bool {
@@ -178,22 +169,19 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 	return res, err
 }
 
-// callOn makes one tools/call of rt with params on sess (Session.CallTool: direct or through
+// callOptions are the settings of one tools/call of rt (Session.CallTool: direct or through
 // go-sdk). tap, when not nil, follows the call on either path (a call that may become a
-// task, taskrun.go); shared: the caller only reads the result's text.
-func (s *Server) callOn(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, tap *wire.Tap, shared bool) (*mcp.CallToolResult, error) {
+// task, tasks.go); shared: the caller only reads the result's text. Progress on a direct
+// call's own stream reaches pr (the server's routes) when ctx asked for progress.
+func (rt *remoteTool) callOptions(ctx context.Context, tap *wire.Tap, shared bool, pr *progressRoutes) session.CallOptions {
 	opts := session.CallOptions{InputSchema: rt.schema, App: rt.ui.ResourceURI != "", Tap: tap, SharedMeta: shared}
 	if progressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
-			s.progress.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
+			pr.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
 		}
 	}
-	return sess.CallTool(ctx, params, opts)
+	return opts
 }
-
-// background runs f on its own goroutine as the pool's background work, which Close waits
-// for (bounded).
-func (s *Server) background(f func()) { s.pool.Background(f) }
 
 func tail(s string) string {
 	if len(s) > stderrLogTail {

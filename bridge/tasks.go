@@ -260,7 +260,7 @@ func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remot
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.callOn(ctx, sess, rt, params, tap, shared) // callpath.go: direct or through go-sdk
+	res, err := sess.CallTool(ctx, params, rt.callOptions(ctx, tap, shared, &s.progress)) // direct or through go-sdk (internal/session)
 	if tap == nil {
 		return res, nil, err
 	}
@@ -288,7 +288,7 @@ type taskHost struct{ s *Server }
 func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, method string, params *tasks.Params) (json.RawMessage, tasks.Flavour, error) {
 	var raw json.RawMessage
 	var f tasks.Flavour
-	err := h.s.doWithin(ctx, timeout, false, PhaseCall, what, true, func(ctx context.Context, sess *session.Session) error {
+	err := h.s.request(ctx, false, session.Request{Phase: string(PhaseCall), What: what, Retryable: true, Timeout: timeout}, func(ctx context.Context, sess *session.Session) error {
 		f = sessionFlavour(sess)
 		var err error
 		raw, err = tasks.Send(ctx, sess.CS, method, params)

@@ -166,18 +166,13 @@ func (o *UserOptions) idle() time.Duration {
 	return o.IdleTimeout
 }
 
-// perUser reports whether the server keeps state per user: an AuthOAuth server.
-func (s *Server) perUser() bool {
-	return s.oauth != nil && s.cfg.Auth != nil && s.cfg.Auth.Type == AuthOAuth
-}
-
 // ForgetUser deletes user's stored grant for the server and closes the user's session
 // (a logout). A server without per-user grants has nothing to forget.
 func (s *Server) ForgetUser(ctx context.Context, user string) error {
 	if err := ValidateUserID(user); err != nil {
 		return err
 	}
-	if !s.perUser() {
+	if !s.perUser {
 		return nil
 	}
 	s.pool.Forget(user)

@@ -53,7 +53,7 @@ type userCat struct {
 // catalogue is shared: it returns the listing to install, or none when the catalogue is
 // per user (from then on, for the server's life).
 func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessage, li listInfo, err error) ([]*mcp.Tool, map[string]json.RawMessage, error) {
-	if !s.perUser() || s.opts.Users == nil {
+	if !s.perUser || s.opts.Users == nil {
 		return listed, raw, err
 	}
 	why := ""
@@ -76,7 +76,7 @@ func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessag
 // has no shared session and its catalogue is per user; each user's requests go on the
 // user's own session.
 func (s *Server) usersOnly(serr *ServerError) bool {
-	if !s.perUser() || s.opts.Users == nil || !errors.Is(serr, ErrNeedsLogin) {
+	if !s.perUser || s.opts.Users == nil || !errors.Is(serr, ErrNeedsLogin) {
 		return false
 	}
 	s.pool.UsersOnly()

@@ -30,14 +30,14 @@ func (o *UserOptions) maxFlows() int {
 // newLogins is the login engine of s (once s's OAuth handler is made).
 func newLogins(s *Server) *auth.Logins {
 	relay, _ := s.opts.TokenStore.(LoginRelay)
-	if !s.perUser() {
+	if !s.perUser {
 		relay = nil
 	}
 	return auth.NewLogins(auth.LoginSettings{
 		Server: s.cfg.ID, URL: s.cfg.URL, HTTPClient: s.opts.HTTPClient, ChallengeTimeout: s.opts.connectTimeout(s.cfg),
 		Timeout: s.opts.Users.loginTimeout(), Max: s.opts.Users.maxFlows(),
 		Relay: relay, Complete: s.CompleteLogin,
-		Life: s.life, Go: s.background, Log: s.log,
+		Life: s.life, Go: func(f func()) { s.pool.Background(f) }, Log: s.log,
 		Fail: func(err error) error { return &ServerError{Server: s.cfg.ID, Phase: PhaseLogin, Err: err} },
 	})
 }
@@ -50,7 +50,7 @@ func (s *Server) StartLogin(ctx context.Context, user string) (string, error) {
 	if err := ValidateUserID(user); err != nil {
 		return "", err
 	}
-	if !s.perUser() {
+	if !s.perUser {
 		return "", &ServerError{Server: s.cfg.ID, Phase: PhaseLogin, Err: errors.New("login: the server has no per-user OAuth (auth type oauth)")}
 	}
 	if s.opts.Users == nil || s.opts.Users.RedirectURL == "" {
