@@ -24,7 +24,8 @@ import (
 //
 // A dead session (process exit, EOF, HTTP 404 session expiry, an oversized frame) is
 // redialled on the next call, one redial shared by concurrent callers, with backoff against
-// crash loops (firstBackoff doubling to maxBackoff, see Limits). A call that failed because
+// crash loops (firstBackoff doubling to maxBackoff, see Limits); a user's own session (a
+// per-user server, UserOptions) is redialled on the same schedule. A call that failed because
 // the session died is retried after the redial only when it cannot have reached the server
 // or the tool is annotated readOnlyHint or idempotentHint; otherwise the error says the tool
 // may have run. After Close every request fails wrapping ErrServerClosed.

@@ -106,6 +106,8 @@ type Pool struct {
 	listens listenHolds // subscriptions/listen held while a set starts (listenhold.go)
 	paths   PathCounts  // tools/call by path (callpath.go)
 	users   userTable   // per-user state (users.go)
+	// dialUser opens a user's session (users.go); a field so that tests can fail it.
+	dialUser func(ctx context.Context, u *userState) (*Session, error)
 
 	bgMu   sync.Mutex
 	bgN    int           // background teardowns and opens running
@@ -114,7 +116,9 @@ type Pool struct {
 
 // New returns the pool of the server cfg describes. No session is opened until asked for.
 func New(cfg Config) *Pool {
-	return &Pool{cfg: cfg}
+	p := &Pool{cfg: cfg}
+	p.dialUser = p.dialUserGrant
+	return p
 }
 
 // slot is the place of one session, the shared one or a user's: the live session, the open
@@ -164,6 +168,8 @@ type claim struct {
 	use  func()                   // called, lock held, when a live session is returned
 	open func() (*Session, error) // opens a session (on its own goroutine); nil sess: installed by open itself
 	keep func(sess *Session) bool // called, lock held, with open's session: whether it may be kept
+	// counts reports whether a failed open counts towards the backoff; nil: every one does.
+	counts func(err error) bool
 }
 
 // acquire returns the live session of the slot find claims, opening one (once, shared by
@@ -211,12 +217,13 @@ func (p *Pool) acquire(ctx context.Context, mu *sync.Mutex, find func() (claim, 
 				if err == nil && sess != nil {
 					if c.keep(sess) {
 						sl.sess = sess
+						sess.slot = sl
 					} else {
 						err = ErrClosed
 						p.Background(func() { _ = sess.Close() })
 					}
 				}
-				if err != nil {
+				if err != nil && (c.counts == nil || c.counts(err)) {
 					sl.fail(err)
 				}
 				op.err = err
@@ -324,8 +331,13 @@ func (p *Pool) redial() error {
 	return nil
 }
 
-// healthy resets the shared session's backoff after a request succeeded.
+// healthy resets the backoff of sess's slot (a user's, or the shared one) after a request
+// on sess succeeded.
 func (p *Pool) healthy(sess *Session) {
+	if sess.slot != nil {
+		sess.slot.healthy(&p.users.mu)
+		return
+	}
 	p.shared.healthy(&p.mu)
 }
 

@@ -37,6 +37,7 @@ type Session struct {
 	dead   chan struct{}      // closed when the session ended, for whatever reason
 	pool   *Pool
 
+	slot *slot    // the user's slot of a user's own session (users.go); nil: the shared one
 	path callPath // how tools/call goes on this session (callpath.go)
 	// shared, user and userOAuth are set on a user's view of a stateless server's shared
 	// session (users.go): its tools/call go direct with userOAuth's token.

@@ -120,6 +120,7 @@ func (p *Pool) evict(u *userState) {
 
 // userSession returns user's live session, opening it (acquire: once, shared by the user's
 // concurrent callers) from the user's grant; a user without one gets the host's NeedsLogin.
+// A user whose server keeps failing is reopened on the shared session's backoff schedule.
 func (p *Pool) userSession(ctx context.Context, id string) (*Session, func(), error) {
 	var held *userState
 	sess, err := p.acquire(ctx, &p.users.mu, func() (claim, error) {
@@ -127,11 +128,15 @@ func (p *Pool) userSession(ctx context.Context, id string) (*Session, func(), er
 			return claim{}, ErrClosed
 		}
 		u := p.user(id)
+		u.slot.backoff = true // the shared session's schedule (acquire)
 		return claim{
 			sl:   &u.slot,
 			use:  func() { u.busy++; held = u },
 			open: func() (*Session, error) { return p.openUser(u) },
 			keep: func(*Session) bool { return p.users.m[u.id] == u && p.cfg.Life.Err() == nil },
+			// A user without a usable grant is not a failing server: the open after the
+			// user's login is not held back.
+			counts: func(err error) bool { return !errors.Is(err, auth.ErrNeedsLogin) && !p.cfg.Host.IsNeedsLogin(err) },
 		}, nil
 	})
 	if err != nil {
@@ -154,9 +159,9 @@ func (p *Pool) openUser(u *userState) (*Session, error) {
 	return p.dialUser(ctx, u)
 }
 
-// dialUser opens a session with u's token over Streamable HTTP, offering the protocol
-// version the server's shared session agreed on.
-func (p *Pool) dialUser(ctx context.Context, u *userState) (*Session, error) {
+// dialUserGrant opens a session with u's token over Streamable HTTP, offering the protocol
+// version the server's shared session agreed on (Pool.dialUser).
+func (p *Pool) dialUserGrant(ctx context.Context, u *userState) (*Session, error) {
 	ok, err := u.h.Ensure(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("user %q: %w", u.id, err)
