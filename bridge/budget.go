@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ttalk/mcpbridge/internal/session"
 	"unicode/utf8"
 )
 
@@ -52,13 +51,4 @@ func (b *listBudget) add(tools int, raw []json.RawMessage) error {
 		return fmt.Errorf("%w: more than %d bytes of tool definitions (Options.MaxListBytes)", errListBudget, b.maxBytes)
 	}
 	return nil
-}
-
-// overrunErr explains a request that failed because the server sent a message over the
-// per-message budget, or returns err when it did not.
-func overrunErr(err error, sess *session.Session) error {
-	if over := sess.Conn.Overrun(); over != nil {
-		return fmt.Errorf("%w (Options.MaxMessageBytes); the session was dropped", over)
-	}
-	return err
 }

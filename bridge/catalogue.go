@@ -118,7 +118,7 @@ func (s *Server) listAll(ctx context.Context, sess *session.Session, li *listInf
 			if ctx.Err() != nil {
 				return nil, nil, fmt.Errorf("page %d: %w", page+1, s.pool.StartErr(ctx, err, sess.Started))
 			}
-			return nil, nil, fmt.Errorf("page %d: %w", page+1, overrunErr(err, sess))
+			return nil, nil, fmt.Errorf("page %d: %w", page+1, session.OverrunErr(err, sess))
 		}
 		li.note(page, res.Cacheable)
 		pageRaw := sess.Conn.TakeTools()
