@@ -31,7 +31,13 @@ type sweep struct {
 
 func sweepDocs(tb testing.TB) []toolsearch.Document {
 	tb.Helper()
-	data, err := os.ReadFile("testdata/sweep.json")
+	return serverDocs(tb, "testdata/sweep.json")
+}
+
+// serverDocs reads a file in the format of testdata/sweep.json.
+func serverDocs(tb testing.TB, file string) []toolsearch.Document {
+	tb.Helper()
+	data, err := os.ReadFile(file)
 	if err != nil {
 		tb.Fatal(err)
 	}
