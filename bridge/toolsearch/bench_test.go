@@ -1,6 +1,7 @@
 package toolsearch_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -36,6 +37,30 @@ func BenchmarkSearch(b *testing.B) {
 	for b.Loop() {
 		ix.Search(qs[i%len(qs)].Query, 10)
 		i++
+	}
+}
+
+// BenchmarkIndex is what Tools.Index costs for 1,000 tools: each inputSchema read for its
+// parameters, then New. old reads the schemas as before issue 34 (oldParams: each level
+// decoded again); new with Params, in one pass.
+func BenchmarkIndex(b *testing.B) {
+	docs := thousandDocs(b)
+	schemas := rawSchemas(b, "testdata/sweep.json")
+	for _, path := range []struct {
+		name   string
+		params func(json.RawMessage) []toolsearch.Param
+	}{{"old", oldParams}, {"new", toolsearch.Params}} {
+		b.Run(path.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				in := make([]toolsearch.Document, len(docs))
+				for i, d := range docs {
+					d.Params = path.params(schemas[i%len(schemas)])
+					in[i] = d
+				}
+				toolsearch.New(in)
+			}
+		})
 	}
 }
 

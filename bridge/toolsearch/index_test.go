@@ -126,13 +126,32 @@ func TestParams(t *testing.T) {
 	}
 }
 
+// TestParamsOnePass: Params reads every schema of the sweep and of the unseen servers as
+// decoding each level of it did before.
+func TestParamsOnePass(t *testing.T) {
+	for _, file := range []string{"testdata/sweep.json", "testdata/unseen.json"} {
+		for _, schema := range rawSchemas(t, file) {
+			if got, want := toolsearch.Params(schema), oldParams(schema); !sameParams(got, want) {
+				t.Errorf("%s: Params = %v\nwant %v", file, got, want)
+			}
+		}
+	}
+}
+
+func sameParams(a, b []toolsearch.Param) bool { return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b)) }
+
 func FuzzParams(f *testing.F) {
 	for _, s := range []string{`{"properties":{"a":{"description":"x","properties":{"b":{}}}}}`, `{"items":{"properties":{"c":{}}}}`, `{"anyOf":[{"properties":{"d":{}}}]}`, `{`, `[]`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got := toolsearch.Params(json.RawMessage(s)); len(got) > 200 {
+		got := toolsearch.Params(json.RawMessage(s))
+		if len(got) > 200 {
 			t.Fatalf("%d params", len(got))
+		}
+		// On valid JSON, the one-pass reader finds what decoding each level did.
+		if json.Valid([]byte(s)) && !sameParams(got, oldParams(json.RawMessage(s))) {
+			t.Fatalf("Params(%s) = %v, decoding each level gives %v", s, got, oldParams(json.RawMessage(s)))
 		}
 	})
 }

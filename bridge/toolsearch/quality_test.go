@@ -57,6 +57,26 @@ func serverDocs(tb testing.TB, file string) []toolsearch.Document {
 	return docs
 }
 
+// rawSchemas are the inputSchemas of a file in the format of testdata/sweep.json.
+func rawSchemas(tb testing.TB, file string) []json.RawMessage {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var s sweep
+	if err := json.Unmarshal(data, &s); err != nil {
+		tb.Fatal(err)
+	}
+	var out []json.RawMessage
+	for _, srv := range s.Servers {
+		for _, t := range srv.Tools {
+			out = append(out, t.InputSchema)
+		}
+	}
+	return out
+}
+
 type query struct {
 	Query string   `json:"query"`
 	Want  []string `json:"want"`
