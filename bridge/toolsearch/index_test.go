@@ -138,7 +138,9 @@ func TestParamsOnePass(t *testing.T) {
 	}
 }
 
-func sameParams(a, b []toolsearch.Param) bool { return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b)) }
+func sameParams(a, b []toolsearch.Param) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
+}
 
 func FuzzParams(f *testing.F) {
 	for _, s := range []string{`{"properties":{"a":{"description":"x","properties":{"b":{}}}}}`, `{"items":{"properties":{"c":{}}}}`, `{"anyOf":[{"properties":{"d":{}}}]}`, `{`, `[]`} {
