@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/ttalk/mcpbridge/bridge"
 )
 
 // This file is deferred loading's per-API shape, after each vendor's documentation:
@@ -40,6 +43,7 @@ func (ts *Toolset) searchResultMessage(r Result) json.RawMessage {
 func (ts *Toolset) runSearch(c Call) Result {
 	a, err := parseSearchArgs(c.Arguments)
 	if err != nil {
+		err = fmt.Errorf("%w: %w", bridge.ErrInvalidArguments, err)
 		return Result{Call: c, Text: "error: " + err.Error(), Err: err}
 	}
 	found := ts.deferral.find(a)
