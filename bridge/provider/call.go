@@ -37,27 +37,6 @@ type Result struct {
 	Loaded []string
 }
 
-// ModelError reports whether err, a Result.Err, is for the model to read and act on rather
-// than for the host: the tool's own failure (a *results.ToolError), arguments that do not
-// match the schema (bridge.ErrInvalidArguments, also a search call's bad arguments), a tool
-// name nobody listed or the server no longer offers (bridge.ErrUnknownTool,
-// bridge.ErrToolGone), or a call BeforeCall denied (bridge.ErrDenied). Anything else (a
-// transport or protocol failure, a timeout, a closed server, a failing hook, a tool without
-// a Handler) is the host's: the model still gets its text, and the host decides whether the
-// run goes on. The SDK glue modules (bridge/provider/openai, anthropic, gemini) return
-// exactly these as Go errors.
-func ModelError(err error) bool {
-	var te *results.ToolError
-	switch {
-	case err == nil:
-		return false
-	case errors.As(err, &te), errors.Is(err, bridge.ErrInvalidArguments), errors.Is(err, bridge.ErrUnknownTool),
-		errors.Is(err, bridge.ErrToolGone), errors.Is(err, bridge.ErrDenied):
-		return true
-	}
-	return false
-}
-
 // ParseCall reads one tool call as the toolset's format delivers it (each Format constant
 // says in what shape).
 func (ts *Toolset) ParseCall(raw json.RawMessage) (Call, error) {

@@ -23,7 +23,7 @@
 // when the model is the one to act: the tool's own failure, invalid arguments, a tool name it
 // made up (the text says what went wrong; OpenAI has no error flag on tool results). A
 // transport or protocol failure, a timeout or a closed server is returned as the Go error
-// (see provider.ModelError) together with the message, so the host decides whether the run
+// (as bridge.ForModel sorts them) together with the message, so the host decides whether the run
 // goes on.
 //
 // With provider.Options.Defer the model starts with a search tool. A Chat or Responses value
@@ -163,12 +163,10 @@ func (r *Responses) Conversation() *Responses {
 // Toolset is the provider.Toolset behind r: its Reports say what was adapted per tool.
 func (r *Responses) Toolset() *provider.Toolset { return r.ts }
 
-// hostError is r's error when it is the host's to handle (see provider.ModelError).
+// hostError is r's error when it is the host's to handle, as bridge.ForModel sorts them.
 func hostError(r provider.Result) error {
-	if r.Err == nil || provider.ModelError(r.Err) {
-		return nil
-	}
-	return r.Err
+	_, err := bridge.ForModel(r.Text, r.Err)
+	return err
 }
 
 // newToolset builds the toolset and checks that the SDK takes every tool's definition: with
