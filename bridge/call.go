@@ -42,6 +42,16 @@ func (c *toolCall) run(ctx context.Context) error {
 	c.bound(ctx)
 	var err error
 	switch {
+	case c.exposed != nil && c.exposed.skill: // skills.go: load_skill, read_skill_file
+		err = c.through(
+			observe,
+			refuseClosed,
+			exposedArguments,
+			beforeCall,
+			approveSkill, // Options.ApproveSkill
+			sendSkill,    // package skills: read, verified against the manifest, wrapped
+			flatten,
+		)
 	case c.exposed != nil:
 		err = c.through(
 			observe,          // hooks.go: the span starts, the call is described

@@ -368,6 +368,7 @@ func (s *Server) build(n *namer) Tools {
 		tools = append(tools, s.tool(name, rt))
 	}
 	tools = append(tools, exposedOf(s, n, caps, &later)...)
+	tools = append(tools, skillToolsOf(s, n, &later)...)
 	s.tools = tools
 	s.status.Renamed = renamed
 	return tools

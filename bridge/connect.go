@@ -94,7 +94,8 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		return fail(s, s.serverError(PhaseList, err, sess.Conn), timings)
 	}
 	s.install(ctx, sess, listed, raw)
-	s.pool.Ready(sess) // the held listen is written soon; the backoff counts from now
+	s.pool.Ready(sess)           // the held listen is written soon; the backoff counts from now
+	discoverSkills(ctx, s, sess) // skills.go: metadata only, at assembly
 	as := authStatus(s.oauth)
 	s.catMu.Lock()
 	s.status.Timings = timings

@@ -50,6 +50,7 @@ type exposure struct {
 	name        string
 	schema      *jsonschema.Schema
 	annotations *mcp.ToolAnnotations
+	skill       bool // a skill tool (skills.go): approveSkill and sendSkill
 }
 
 // exposedOf builds the synthesized tools ServerConfig.Expose of s asks for, named with n and

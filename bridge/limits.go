@@ -6,6 +6,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/bridge/skills"
 	"github.com/ttalk/mcpbridge/internal/dpop"
 	"github.com/ttalk/mcpbridge/internal/grant"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
@@ -157,6 +158,20 @@ import (
 //     task fails and is cancelled.
 //   - 256 (fixed, maxRecentTasks): task IDs a session remembers, to catch a server handing one out
 //     twice. Over it: the oldest is forgotten.
+//   - 1,000 (fixed, skills.MaxSkillsPerServer): skills in one server's listing (Options.Skills),
+//     all skills/list pages, or skill:// resources recognised without it. Over it: the server keeps
+//     its tools but offers no skill, with a problem naming the limit.
+//   - 100 (fixed, skills.MaxListPages): skills/list pages of one listing (a repeated cursor ends
+//     it). Over it: as for skills.MaxSkillsPerServer.
+//   - 512 (fixed, skills.MaxFilesPerSkill): files in one skill's manifest. Over it: the skill is
+//     dropped from the listing, with a problem.
+//   - 256 KiB (fixed, skills.MaxFileBytes): one skill file read (SKILL.md or a supporting file).
+//     Over it: a manifest size over it is refused without reading; a read over it fails; nothing is
+//     loaded.
+//   - 16 KiB (fixed, skills.MaxFrontmatterBytes): a skill entry's frontmatter and a SKILL.md's YAML
+//     frontmatter. Over it: the entry is dropped, or the load fails; nothing is loaded.
+//   - 2,000 (fixed, skills.DefaultIndexTokens): the skill index of SkillsPrompt when no cap is
+//     given, in tokens. Over it: the remaining skills are left out with a line saying how many.
 //   - 4 MiB (fixed, auth.MaxTokenFile): the OAuth token file read into memory. Over it: reading the
 //     store fails naming the file.
 //   - 30s (fixed, auth.SaveTimeout): saving one refreshed OAuth token to the TokenStore (done off
@@ -504,6 +519,24 @@ var limitTable = []limit{
 	{name: "maxRecentTasks", value: maxRecentTasks, unit: unitCount,
 		bounds: "task IDs a session remembers, to catch a server handing one out twice",
 		over:   "the oldest is forgotten"},
+	{name: "skills.MaxSkillsPerServer", value: skills.MaxSkillsPerServer, unit: unitCount,
+		bounds: "skills in one server's listing (Options.Skills), all skills/list pages, or skill:// resources recognised without it",
+		over:   "the server keeps its tools but offers no skill, with a problem naming the limit"},
+	{name: "skills.MaxListPages", value: skills.MaxListPages, unit: unitCount,
+		bounds: "skills/list pages of one listing (a repeated cursor ends it)",
+		over:   "as for skills.MaxSkillsPerServer"},
+	{name: "skills.MaxFilesPerSkill", value: skills.MaxFilesPerSkill, unit: unitCount,
+		bounds: "files in one skill's manifest",
+		over:   "the skill is dropped from the listing, with a problem"},
+	{name: "skills.MaxFileBytes", value: skills.MaxFileBytes, unit: unitBytes,
+		bounds: "one skill file read (SKILL.md or a supporting file)",
+		over:   "a manifest size over it is refused without reading; a read over it fails; nothing is loaded"},
+	{name: "skills.MaxFrontmatterBytes", value: skills.MaxFrontmatterBytes, unit: unitBytes,
+		bounds: "a skill entry's frontmatter and a SKILL.md's YAML frontmatter",
+		over:   "the entry is dropped, or the load fails; nothing is loaded"},
+	{name: "skills.DefaultIndexTokens", value: skills.DefaultIndexTokens, unit: unitCount,
+		bounds: "the skill index of SkillsPrompt when no cap is given, in tokens",
+		over:   "the remaining skills are left out with a line saying how many"},
 	{name: "auth.MaxTokenFile", value: auth.MaxTokenFile, unit: unitBytes,
 		bounds: "the OAuth token file read into memory",
 		over:   "reading the store fails naming the file"},

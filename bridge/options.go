@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/bridge/skills"
 )
 
 // Options tunes Connect and Dial. A nil *Options and zero fields mean the documented defaults.
@@ -145,6 +146,16 @@ type Options struct {
 	// headers) but not its cancellation, and a deadline of the call timeout of its own, so
 	// an audit hook can write with it.
 	AfterCall func(ctx context.Context, call *Call, end *CallEnd)
+	// Skills turns on the MCP Skills extension (io.modelcontextprotocol/skills): the bridge
+	// declares it, lists each offering server's skills at assembly (metadata only) and
+	// offers the model <prefix>__load_skill and <prefix>__read_skill_file for a server with
+	// skills (see Server.Skills, SkillsPrompt, package skills).
+	Skills bool
+	// ApproveSkill, when set, is asked before a skill tool reads a skill's file into the
+	// model's context (req.Path "" for SKILL.md), after BeforeCall. nil approves; an error
+	// (Deny(reason) or any other) refuses with a *DeniedError whose reason the model reads,
+	// and nothing is read. It may block to ask a human; its ctx carries the call timeout.
+	ApproveSkill func(ctx context.Context, req skills.Request) error
 	// TracerProvider and MeterProvider, when set, receive the bridge's spans and metrics
 	// (see "Tracing" in the package doc). nil means the global providers
 	// (otel.SetTracerProvider, otel.SetMeterProvider); while no provider is installed the

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/bridge/skills"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/transport"
@@ -81,6 +82,7 @@ type Server struct {
 	tasks    *tasks.Client     // the MCP tasks client: policy and tasks in flight (tasks.go)
 	relist   relistState       // re-listing after tools/list_changed
 	notify   notifier          // runs OnToolsChanged outside background work
+	skills   *skills.Catalog   // Options.Skills: listed at assembly (skills.go); catMu guards it
 
 	closeOnce sync.Once
 	closeErr  error
@@ -139,11 +141,17 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		caps.Elicitation = elicitationCapabilities()
 		copts.ElicitationHandler = s.elicit
 	}
+	if o.Skills {
+		caps.AddExtension(skills.Extension, map[string]any{})
+	}
 	if s.tasks.Mode() != TasksNever {
 		caps.AddExtension(tasks.Extension, map[string]any{})
 	}
 	s.client = mcp.NewClient(o.ClientInfo, copts)
 	if err := tasks.RegisterMethods(s.client); err != nil && s.configErr == nil {
+		s.configErr = err
+	}
+	if err := skills.RegisterMethods(s.client); err != nil && s.configErr == nil {
 		s.configErr = err
 	}
 	if !o.Tasks.Valid() { // cfg's own values passed config.Validate in dial

@@ -68,6 +68,8 @@ func TestConformance(t *testing.T) {
 					t.Errorf("scenario %s passes but %s lists it (%s): remove the line", name, expectedFailuresFile, reason)
 				case err != nil:
 					t.Logf("expected failure: %s", reason)
+				case realChecks.MatchString(name) && (!strings.Contains(out, "SUCCESS") || strings.Contains(out, "SKIPPED")):
+					t.Errorf("scenario %s passed without a real check (it needs a SUCCESS and no SKIPPED check):\n%s", name, tailLines(out, 30))
 				}
 			})
 		}
@@ -122,6 +124,11 @@ func nodeMajor(path string) int {
 	n, _ := strconv.Atoi(major)
 	return n
 }
+
+// realChecks matches the scenarios whose checks a client that never does what they test
+// passes vacuously (SKIPPED): the SEP-2640 skills scenarios. Each must report a SUCCESS
+// check and no SKIPPED one.
+var realChecks = regexp.MustCompile(`^sep-2640-client-`)
 
 // scenarioLine matches one scenario in `list --client` output: "  - name [versions]".
 var scenarioLine = regexp.MustCompile(`^\s+- (\S+)(?: \[.*\])?$`)

@@ -66,6 +66,9 @@ type Input struct {
 	URI       string            `json:"uri"`
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments"`
+	// Skill and Path are the arguments of the bridge's skill tools (bridge/skills.go).
+	Skill string `json:"skill"`
+	Path  string `json:"path"`
 }
 
 // Target names what a request is about, for errors: the method for a listing,

@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/bridge"
+	"github.com/ttalk/mcpbridge/bridge/skills"
 )
 
 // run is one scenario's client side. It returns an error when something the scenario
@@ -52,12 +53,13 @@ var scenarios = map[string]run{
 	"http-invalid-tool-headers":           invalidToolHeaders,
 	"json-schema-ref-no-deref":            connectAndList, // the server checks that no $ref was fetched
 	"json-schema-2020-12-preservation":    schemaPreservation,
-	// SEP-2640 skills: the bridge reads no skill resources, so it neither prefetches them
-	// nor uses unverified ones; the server checks what was read.
-	"sep-2640-client-no-prefetch":        connectAndList,
-	"sep-2640-client-verify-digest":      connectAndList,
-	"sep-2640-client-verify-size":        connectAndList,
-	"sep-2640-client-verify-frontmatter": connectAndList,
+	// SEP-2640 skills (Options.Skills): connecting lists the skills and reads none of their
+	// files (the server checks); loading a tampered skill through the model's load tool
+	// fails verification, so none of its other files is read.
+	"sep-2640-client-no-prefetch":        skillsNoPrefetch,
+	"sep-2640-client-verify-digest":      skillsVerify(skills.ErrDigest),
+	"sep-2640-client-verify-size":        skillsVerify(skills.ErrSize),
+	"sep-2640-client-verify-frontmatter": skillsVerify(skills.ErrFrontmatter),
 
 	// Authorization: connect to a server that requires it and call its tool; the settings
 	// that make the bridge authorize are in setup. Where the suite expects the client to
@@ -336,6 +338,63 @@ func call(ctx context.Context, s *bridge.Server, remote string, args string) (st
 		return "", err
 	}
 	return t.Handler(ctx, json.RawMessage(args))
+}
+
+// skillsNoPrefetch connects with skills on and requires the listing to have found the
+// server's skill.
+func skillsNoPrefetch(ctx context.Context, c *client) error {
+	c.opts.Skills = true
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if len(s.Skills().Skills()) == 0 {
+		return errors.New("no skill listed")
+	}
+	return nil
+}
+
+// skillsVerify loads the server's first skill through its load tool, as a model would,
+// and requires the load to fail with want; were it to load, the client reads the skill's
+// files, which the suite counts as using unverified content.
+func skillsVerify(want error) run {
+	return func(ctx context.Context, c *client) error {
+		c.opts.Skills = true
+		s, err := c.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		list := s.Skills().Skills()
+		if len(list) == 0 {
+			return errors.New("no skill listed")
+		}
+		var load, read bridge.Tool
+		for _, t := range s.Tools() {
+			switch {
+			case strings.HasSuffix(t.Name, "__"+skills.LoadTool):
+				load = t
+			case strings.HasSuffix(t.Name, "__"+skills.ReadTool):
+				read = t
+			}
+		}
+		if load.Handler == nil || read.Handler == nil {
+			return errors.New("no skill tools offered")
+		}
+		text, err := load.Handler(ctx, json.RawMessage(fmt.Sprintf(`{"skill":%q}`, list[0].Name)))
+		if errors.Is(err, want) {
+			c.logf("load refused: %s", text)
+			return nil
+		}
+		for _, f := range list[0].Files {
+			rel := strings.TrimPrefix(f.URI, list[0].Dir())
+			if rel != skills.SkillFile {
+				_, _ = read.Handler(ctx, json.RawMessage(fmt.Sprintf(`{"skill":%q,"path":%q}`, list[0].Name, rel)))
+			}
+		}
+		return fmt.Errorf("loading the tampered skill did not fail with %v: %v", want, err)
+	}
 }
 
 func connectAndList(ctx context.Context, c *client) error {
