@@ -380,6 +380,7 @@ func (s *Server) tool(name string, rt *remoteTool) Tool {
 		Description:  strings.ToValidUTF8(rt.tool.Description, "\uFFFD"), // see schemaguard.ValidUTF8
 		Parameters:   rt.schema,
 		Server:       s,
+		ServerID:     s.cfg.ID,
 		RemoteName:   rt.name,
 		UIResource:   rt.ui.ResourceURI,
 		Title:        rt.tool.Title,

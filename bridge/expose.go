@@ -91,6 +91,7 @@ func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLate
 			Description: fmt.Sprintf(et.Desc, s.cfg.ID),
 			Parameters:  json.RawMessage(et.Schema),
 			Server:      s,
+			ServerID:    s.cfg.ID,
 			RemoteName:  et.Method,
 			Annotations: ann,
 			exposed:     true,

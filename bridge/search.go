@@ -21,21 +21,29 @@ type ToolIndex struct {
 }
 
 // Index builds a search index over t: each tool's name, title, description, parameter
-// names and descriptions, its server's ID and name, and its server's instructions. Building
-// costs about as much as a few hundred queries; keep the index for repeated searches.
+// names and descriptions, its server's ID (ServerID, or Server's), and with a connection
+// (Server) the server's name and instructions. Tools held as plain data, without Server,
+// are ranked by their ServerID alike. Each inputSchema is read once. Building costs about
+// as much as a few hundred queries; keep the index for repeated searches.
 func (t Tools) Index() *ToolIndex {
 	docs := make([]toolsearch.Document, len(t))
+	status := map[*Server]ServerStatus{} // one Status per server, not per tool
 	for i, tool := range t {
-		docs[i] = searchDocument(tool)
+		docs[i] = searchDocument(tool, status)
 	}
 	return &ToolIndex{tools: t, ix: toolsearch.New(docs)}
 }
 
-// searchDocument is what the search index knows of a tool.
-func searchDocument(t Tool) toolsearch.Document {
-	d := toolsearch.Document{Name: t.Name, Title: t.Title, Description: t.Description, Params: toolsearch.Params(t.Parameters)}
+// searchDocument is what the search index knows of a tool; status caches each server's
+// Status.
+func searchDocument(t Tool, status map[*Server]ServerStatus) toolsearch.Document {
+	d := toolsearch.Document{Name: t.Name, Title: t.Title, Description: t.Description, Params: toolsearch.Params(t.Parameters), Server: t.ServerID}
 	if s := t.Server; s != nil {
-		st := s.Status()
+		st, ok := status[s]
+		if !ok {
+			st = s.Status()
+			status[s] = st
+		}
 		d.Server = s.ID()
 		if st.ServerName != "" && !strings.EqualFold(st.ServerName, s.ID()) {
 			d.Server += " " + st.ServerName

@@ -71,6 +71,17 @@ func TestSearch(t *testing.T) {
 	if got := first(sub.Search("message", 5)); got != "post_message" {
 		t.Errorf("Tools.Search(message) = %s", got)
 	}
+	// Tools as plain data (stored definitions, no connection) keep their server by ServerID.
+	plain := set.Tools()
+	for i := range plain {
+		if plain[i].ServerID != plain[i].Server.ID() {
+			t.Errorf("%s: ServerID %q, Server %q", plain[i].Name, plain[i].ServerID, plain[i].Server.ID())
+		}
+		plain[i].Server, plain[i].Handler = nil, nil
+	}
+	if got := plain.Search("github", 0); len(got) != 2 || got[0].Tool.ServerID != "github" || got[1].Tool.ServerID != "github" {
+		t.Errorf("Search(github) over tools without a connection = %+v, want github's two tools: the server is lost", got)
+	}
 	if ix := sub.Index(); len(ix.Tools()) != 2 || first(ix.Search("library docs", 1)) != "query" {
 		t.Errorf("Index over a subset: %d tools", len(ix.Tools()))
 	}

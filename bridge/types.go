@@ -49,6 +49,10 @@ type Tool struct {
 
 	// Server is the connection this tool came from.
 	Server *Server `json:"-"`
+	// ServerID is the ID of the server this tool came from (ServerConfig.ID), set with
+	// Server. Unlike Server it is plain data: a host that stores tool definitions keeps it,
+	// and Tools.Index ranks tools without a connection by it as by their server.
+	ServerID string `json:"-"`
 	// RemoteName is the tool's name on the server, used for tools/call. For the tools that
 	// expose a server's resources and prompts (ServerConfig.Expose) it is the MCP method
 	// they make ("resources/list", "resources/read", "prompts/list", "prompts/get"), not a
