@@ -27,9 +27,12 @@ const (
 	pkgMemory         = "@modelcontextprotocol/server-memory"
 	pkgBasicVanillaJS = "@modelcontextprotocol/server-basic-vanillajs"
 	pkgSystemMonitor  = "@modelcontextprotocol/server-system-monitor"
+	// pkgSequentialThinking is a sweep server pinned here too: its structured content's
+	// key order (TestStructuredKeyOrder) and the result corpus (TestResultCorpus).
+	pkgSequentialThinking = "@modelcontextprotocol/server-sequential-thinking"
 )
 
-var allPackages = []string{pkgEverything, pkgFilesystem, pkgMemory, pkgBasicVanillaJS, pkgSystemMonitor}
+var allPackages = []string{pkgEverything, pkgFilesystem, pkgMemory, pkgBasicVanillaJS, pkgSystemMonitor, pkgSequentialThinking}
 
 // npmServers locates node and the installed npm packages.
 type npmServers struct {

@@ -6,10 +6,28 @@
 // Flattening follows these rules, in order:
 //
 //  1. If structuredContent is present (and the tool is not an MCP App tool), the text starts
-//     with its compact JSON (no HTML escaping). Text blocks that merely echo it are dropped:
-//     a block is an echo when it decodes to the same JSON value, or when it equals the
-//     compact JSON (or, for a string value, the string itself) up to whitespace. Other
-//     blocks follow on new lines.
+//     with its compact JSON (no HTML escaping): the bytes the server sent, compacted, in its
+//     key order, when the caller has them ([Options].Structured), else the encoding of the
+//     decoded value. Then each fact is read once: a text block is dropped when it is a copy,
+//     that is when, with the structured content's members being itself and every value in
+//     it at any depth,
+//     (a) it equals the compact JSON up to whitespace (or, for a string value, the string),
+//     or it equals a string member as it is or trimmed; or
+//     (b) it is one JSON value, in any formatting and key order, equal to a member that is
+//     an object, an array, a string or a number; or
+//     (c) it is a concatenation, with at least one member, of members and labels joined by
+//     glue, where a member is written as a string member's text, a number member's
+//     literal (any spelling of the same value; not inside a longer number or word), or a
+//     JSON object, array or string equal to a member (JSON equal to no member or key
+//     keeps the block); a label is an object key (ASCII
+//     case ignored, or quoted as a JSON string); glue is whitespace, the separators
+//     : , ; = | ( ) [ ] { } " ' and `, and runs of the marks - * # > . • that are
+//     followed by whitespace, a separator or the end. Members and labels end on a word
+//     boundary; true, false and null are facts of their own, never matched this way.
+//     A block that carries anything else stays, in order, on following lines. The check
+//     is bounded against hostile servers: the members indexed (200,000 values, 64 deep),
+//     the blocks scanned for (c) (1 MiB each), the work per
+//     byte of a block and per result; what runs past a bound keeps its block.
 //  2. Otherwise the content blocks are rendered in order, one per line: text blocks as they
 //     are, embedded text resources as a "[resource: <uri> (<mime>)]" header line followed by
 //     their text, and images, audio, binary resources and resource links as short labelled

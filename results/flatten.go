@@ -40,6 +40,13 @@ type Options struct {
 	// App marks an MCP App tool: the model reads its content only, because the MCP Apps spec
 	// reserves structuredContent for the App's UI.
 	App bool
+	// Structured, when set, is the result's structuredContent as the server sent it (the
+	// bytes of that member of the raw tools/call result). The model then reads it compacted,
+	// in the server's key order, instead of the encoding of res.StructuredContent (a decoded
+	// map, whose keys come out sorted). Bytes that are not one valid JSON value are ignored;
+	// it is ignored too when res.StructuredContent is nil or for an App tool. Flatten
+	// neither keeps nor modifies it.
+	Structured []byte
 }
 
 // Flatten returns the text a model reads for res, following the rules in the package
@@ -55,11 +62,11 @@ func Flatten(res *mcp.CallToolResult, opts *Options) (string, error) {
 		o = *opts
 	}
 	p := pieces{list: make([]string, 0, 2*len(res.Content)+1)}
-	var echo *echoCheck
+	var echo *copyCheck
 	if !o.App && res.StructuredContent != nil {
-		if js, err := compactJSON(res.StructuredContent); err == nil && js != "null" {
+		if js, ok := structuredText(res.StructuredContent, o.Structured); ok {
 			p.block(js)
-			echo = &echoCheck{compact: js, value: res.StructuredContent}
+			echo = newCopyCheck(js, res.StructuredContent)
 		}
 	}
 	for _, c := range res.Content {
@@ -73,6 +80,19 @@ func Flatten(res *mcp.CallToolResult, opts *Options) (string, error) {
 		return text, &ToolError{Text: text}
 	}
 	return text, nil
+}
+
+// structuredText is the compact JSON the model reads of structured content v: raw
+// compacted when it is given and valid, else v encoded. ok is false for nothing to show
+// (null, or a value that cannot be encoded).
+func structuredText(v any, raw []byte) (string, bool) {
+	if len(raw) > 0 {
+		if js, ok := compactRaw(raw); ok {
+			return js, js != "null"
+		}
+	}
+	js, err := compactJSON(v)
+	return js, err == nil && js != "null"
 }
 
 // limit returns the effective cap (0: none) for Options.MaxBytes.
@@ -90,8 +110,8 @@ func limit(maxBytes int, isError bool) int {
 }
 
 // addContent renders one content block into p. Nil blocks and empty or whitespace-only text
-// add nothing; text that echoes the structured content (echo != nil) is dropped.
-func addContent(p *pieces, c mcp.Content, echo *echoCheck, depth int) {
+// add nothing; text that only copies the structured content (echo != nil, rule 1) is dropped.
+func addContent(p *pieces, c mcp.Content, echo *copyCheck, depth int) {
 	switch c := c.(type) {
 	case *mcp.TextContent:
 		if c == nil || isBlank(c.Text) || (echo != nil && echo.matches(c.Text)) {
@@ -241,38 +261,6 @@ func compactJSON(v any) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// echoCheck decides whether a text block merely repeats the structured content.
-type echoCheck struct {
-	compact string // the structured content's compact JSON
-	value   any    // the structured content as given
-	norm    any    // value as generic JSON (maps, slices, float64, ...); set by normalized
-	state   int    // 0: norm not computed, 1: ok, -1: unavailable
-}
-
-// matches reports whether text is an echo of the structured content: equal to its compact JSON
-// (or, for a string value, to the string) up to whitespace, or decoding to the same JSON value.
-func (e *echoCheck) matches(text string) bool {
-	if fieldsEqual(text, e.compact) {
-		return true
-	}
-	if s, ok := e.value.(string); ok && fieldsEqual(text, s) {
-		return true
-	}
-	i := skipSpace(text, 0)
-	if i == len(text) || jsonClass(text[i]) != jsonClass(e.compact[0]) {
-		return false // cannot decode to the same value; skip the costly decode
-	}
-	norm, ok := e.normalized()
-	if !ok {
-		return false
-	}
-	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return false
-	}
-	return equalJSON(v, norm, 0)
-}
-
 // equalJSON compares two generic JSON values (see isGeneric) without reflect.DeepEqual, whose
 // bookkeeping allocates for every map and slice.
 func equalJSON(a, b any, depth int) bool {
@@ -318,19 +306,6 @@ func equalJSON(a, b any, depth int) bool {
 	return false
 }
 
-// normalized returns the structured content as json.Unmarshal into an any would give it.
-func (e *echoCheck) normalized() (any, bool) {
-	if e.state == 0 {
-		e.state = -1
-		if isGeneric(e.value, 0) {
-			e.norm, e.state = e.value, 1
-		} else if err := json.Unmarshal([]byte(e.compact), &e.norm); err == nil {
-			e.state = 1
-		}
-	}
-	return e.norm, e.state == 1
-}
-
 // isGeneric reports whether v consists only of the types json.Unmarshal produces for an any,
 // as the go-sdk's decoding of structuredContent does.
 func isGeneric(v any, depth int) bool {
@@ -356,17 +331,6 @@ func isGeneric(v any, depth int) bool {
 		return true
 	}
 	return false
-}
-
-// jsonClass groups the first byte of a JSON value by the kind of value it starts.
-func jsonClass(c byte) byte {
-	if c == '-' || (c >= '0' && c <= '9') {
-		return '0'
-	}
-	if c == 't' {
-		return 'f'
-	}
-	return c
 }
 
 func isSpace(c byte) bool {

@@ -132,3 +132,46 @@ func FuzzTruncate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCopyCheck gives rule 1's copy check a structured content and a text block, both the
+// server's: Flatten never panics, reads the structured content as sent (compacted), and a
+// block it drops has no word or number that the model does not read.
+func FuzzCopyCheck(f *testing.F) {
+	seeds := [][2]string{
+		{`{"content":"# Notes\n- one"}`, "# Notes\n- one"},
+		{`{"entities":[{"name":"a","observations":["x"]}],"relations":[]}`, "{\n \"relations\": [], \"entities\": [{\"name\": \"a\", \"observations\": [\"x\"]}]}"},
+		{`{"name":"foo bar","size":12}`, "Name: foo bar\nSize: 12."},
+		{`{"balance":5}`, "balance: -5"},
+		{`{"n":12}`, "n: 12.5"},
+		{`{"a":{"x":1,"y":[2,3]}}`, `{"y":[3,2],"x":1}`},
+		{`{"items":["alpha","beta"]}`, "- alpha\n- beta"},
+		{`{"city":"Zürich","t":-3.5e0}`, `City: "Zürich" | T: -3.5`},
+		{`[1,"two",null,true]`, "[1, \"two\", null, true]"},
+		{`"s"`, " s "},
+		{`{"a":"x"}`, "[[[[ x"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, sc, text string) {
+		if !utf8.ValidString(sc) || !utf8.ValidString(text) || strings.TrimSpace(text) == "" {
+			return
+		}
+		var v any
+		if json.Unmarshal([]byte(sc), &v) != nil || v == nil {
+			return
+		}
+		res := &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+		got, err := results.Flatten(res, &results.Options{MaxBytes: -1, Structured: []byte(sc)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := compact(t, sc)
+		if got != want && got != want+"\n"+text {
+			t.Fatalf("Flatten() = %q, want %q alone or with the block", got, want)
+		}
+		if got == want {
+			checkNoFactLost(t, res, got)
+		}
+	})
+}
