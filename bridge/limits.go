@@ -9,6 +9,7 @@ import (
 	"github.com/ttalk/mcpbridge/bridge/skills"
 	"github.com/ttalk/mcpbridge/internal/dpop"
 	"github.com/ttalk/mcpbridge/internal/grant"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/internal/wire"
@@ -339,6 +340,9 @@ const (
 	maxInputKeysPerTask = tasks.MaxInputKeysPerTask
 	maxRecentTasks      = tasks.MaxRecentTasks
 	firstPoll           = tasks.FirstPoll
+
+	// Masking (internal/redact declares it).
+	maxCreds = redact.MaxCreds
 )
 
 // limitUnit says how a limit's value reads.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/ttalk/mcpbridge/internal/callheaders"
@@ -25,51 +22,16 @@ import (
 // OAuth access tokens the transport sent, and the per-call headers of the call at hand
 // (WithCallHeaders).
 
-// maxCreds is how many OAuth credentials a secretBook remembers (the newest).
-const maxCreds = 4
-
-// secretBook holds the secret strings of one server.
-type secretBook struct {
-	static []string // from the configuration; never changes
-
-	mu    sync.Mutex // a leaf lock: nothing is called while it is held
-	creds [][]string // the secrets of the OAuth credentials the transport sent, newest last
-}
+// secretBook is the secret book of one server (internal/redact), with the masking of
+// the bridge's own error types.
+type secretBook struct{ *redact.Book }
 
 func newSecretBook(cfg ServerConfig) *secretBook {
 	s := redact.ConfigSecrets(cfg.URL, cfg.Headers, cfg.Env, cfg.Args)
 	if a := cfg.Auth; a != nil {
 		s = redact.WithJSONSpellings(append(s, a.ClientSecret, a.PrivateKey, a.IdPClientSecret))
 	}
-	return &secretBook{static: s}
-}
-
-// addCredential remembers an Authorization value the transport sent (transport.Spec's
-// OnCredential).
-func (b *secretBook) addCredential(v string) {
-	s := redact.WithJSONSpellings(redact.HeaderSecrets(v))
-	b.mu.Lock()
-	b.creds = append(b.creds, s)
-	if n := len(b.creds) - maxCreds; n > 0 {
-		b.creds = b.creds[n:]
-	}
-	b.mu.Unlock()
-}
-
-// list returns every secret to mask in text about a request made under ctx.
-func (b *secretBook) list(ctx context.Context) []string {
-	b.mu.Lock()
-	creds := b.creds
-	b.mu.Unlock()
-	perCall := callheaders.Secrets(ctx)
-	if len(creds) == 0 && len(perCall) == 0 {
-		return b.static
-	}
-	s := append([]string(nil), b.static...)
-	for _, c := range creds {
-		s = append(s, c...)
-	}
-	return append(s, redact.WithJSONSpellings(perCall)...)
+	return &secretBook{redact.NewBook(s, callheaders.Secrets)}
 }
 
 // maskErr returns err with every secret of the server (and of ctx's per-call headers) masked
@@ -81,7 +43,7 @@ func (b *secretBook) maskErr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	secrets := b.list(ctx)
+	secrets := b.List(ctx)
 	if !showsSecret(err, secrets) {
 		return err
 	}
@@ -96,7 +58,7 @@ func (b *secretBook) maskCall(ctx context.Context, err error, text *string) erro
 	}
 	m := b.maskErr(ctx, err)
 	if m != err && *text != "" {
-		*text = redact.String(*text, b.list(ctx))
+		*text = redact.String(*text, b.List(ctx))
 	}
 	return m
 }
@@ -172,72 +134,4 @@ func (e *maskedError) As(target any) bool {
 		return true
 	}
 	return false
-}
-
-// maskingHandler is the slog.Handler of a server's logger: every message and attribute
-// (strings, errors, anything printed) has the server's secrets masked, and those of the
-// per-call headers when the record is logged with the call's context.
-type maskingHandler struct {
-	inner slog.Handler
-	book  *secretBook
-}
-
-func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.inner.Enabled(ctx, l)
-}
-
-func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
-	secrets := h.book.list(ctx)
-	nr := slog.NewRecord(r.Time, r.Level, redact.String(r.Message, secrets), r.PC)
-	r.Attrs(func(a slog.Attr) bool {
-		nr.AddAttrs(maskAttr(a, secrets))
-		return true
-	})
-	return h.inner.Handle(ctx, nr)
-}
-
-func (h *maskingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	secrets := h.book.list(context.Background())
-	masked := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		masked[i] = maskAttr(a, secrets)
-	}
-	return &maskingHandler{inner: h.inner.WithAttrs(masked), book: h.book}
-}
-
-func (h *maskingHandler) WithGroup(name string) slog.Handler {
-	return &maskingHandler{inner: h.inner.WithGroup(name), book: h.book}
-}
-
-// maskAttr masks secrets in a's value: a string, or the text of an error or any other
-// value, which then becomes a string. Values without a secret are kept as they are.
-func maskAttr(a slog.Attr, secrets []string) slog.Attr {
-	v := a.Value.Resolve()
-	var text string
-	switch v.Kind() {
-	case slog.KindString:
-		text = v.String()
-	case slog.KindGroup:
-		g := v.Group()
-		masked := make([]any, len(g))
-		for i, ga := range g {
-			masked[i] = maskAttr(ga, secrets)
-		}
-		return slog.Group(a.Key, masked...)
-	case slog.KindAny:
-		switch x := v.Any().(type) {
-		case error:
-			text = x.Error()
-		case fmt.Stringer:
-			text = x.String()
-		default:
-			text = fmt.Sprint(x)
-		}
-	default:
-		return slog.Attr{Key: a.Key, Value: v}
-	}
-	if m := redact.String(text, secrets); m != text {
-		return slog.String(a.Key, m)
-	}
-	return slog.Attr{Key: a.Key, Value: v}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/bridge/skills"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/transport"
@@ -94,7 +95,7 @@ const firstBackoff = 500 * time.Millisecond
 func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	life, stop := context.WithCancel(context.Background())
 	book := newSecretBook(cfg)
-	log := slog.New(&maskingHandler{inner: o.logger.Handler(), book: book}).With("server", cfg.ID)
+	log := slog.New(redact.NewHandler(o.logger.Handler(), book.Book)).With("server", cfg.ID)
 	s := &Server{
 		cfg:     cfg,
 		opts:    o,
@@ -107,7 +108,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		remote:  map[string]*remoteTool{},
 		status:  ServerStatus{ID: cfg.ID},
 	}
-	s.spec.OnCredential = book.addCredential
+	s.spec.OnCredential = book.AddCredential
 	s.tasks = newTasks(s, cfg, o)
 	caps := &mcp.ClientCapabilities{}
 	if !o.DisableAppsExtension {

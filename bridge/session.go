@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
@@ -78,7 +79,7 @@ func newPool(s *Server) *session.Pool {
 				ir := sess.CS.InitializeResult()
 				s.status.ProtocolVersion = ir.ProtocolVersion
 				s.status.Negotiation = sess.Negotiation
-				s.status.Instructions = cleanInstructions(ir.Instructions)
+				s.status.Instructions = redact.Instructions(ir.Instructions, MaxInstructionsBytes)
 				s.status.Tasks = sess.Caps.String()
 				if ir.ServerInfo != nil {
 					s.status.ServerName, s.status.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version

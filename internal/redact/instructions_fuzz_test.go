@@ -1,4 +1,4 @@
-package bridge
+package redact
 
 import (
 	"strings"
@@ -6,6 +6,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
+
+// maxInstructionsBytes is the bound the bridge keeps instructions to (bridge.maxInstructionsBytes).
+const maxInstructionsBytes = 16 << 10
+
+// cleanInstructions is Instructions as the bridge calls it.
+func cleanInstructions(s string) string { return Instructions(s, maxInstructionsBytes) }
 
 func TestCleanInstructions(t *testing.T) {
 	for in, want := range map[string]string{
@@ -27,7 +33,7 @@ func TestCleanInstructions(t *testing.T) {
 // Whatever a server sends, the kept text is valid UTF-8, bounded, and free of control and
 // format characters other than newline and tab.
 func FuzzCleanInstructions(f *testing.F) {
-	for _, s := range []string{"Use search.", "\x1b[2J\r\n\u202e", "\xff\xfe\xfd", strings.Repeat("é", MaxInstructionsBytes), "a\u2029b"} {
+	for _, s := range []string{"Use search.", "\x1b[2J\r\n\u202e", "\xff\xfe\xfd", strings.Repeat("é", maxInstructionsBytes), "a\u2029b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -35,7 +41,7 @@ func FuzzCleanInstructions(f *testing.F) {
 		if !utf8.ValidString(out) {
 			t.Fatalf("invalid UTF-8 out of %q", in)
 		}
-		if len(out) > MaxInstructionsBytes+len("\n[instructions cut: 99999999999 more bytes]") {
+		if len(out) > maxInstructionsBytes+len("\n[instructions cut: 99999999999 more bytes]") {
 			t.Fatalf("%d bytes kept", len(out))
 		}
 		for _, r := range out {
@@ -43,7 +49,7 @@ func FuzzCleanInstructions(f *testing.F) {
 				t.Fatalf("raw %U kept from %q", r, in)
 			}
 		}
-		if strings.Count(asciiLower(fenceInstructions(out)), "</server-instructions") != 0 {
+		if strings.Count(asciiLower(FenceTag(out, "server-instructions")), "</server-instructions") != 0 {
 			t.Fatalf("fence leaves a closing tag in %q", out)
 		}
 	})
