@@ -11,6 +11,7 @@ import (
 	"github.com/ttalk/mcpbridge/internal/grant"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
@@ -318,14 +319,13 @@ const MaxUserIDBytes = 256
 // their packages (internal/schemaguard, bridge/auth, bridge/config), which cannot import this one, and
 // listed in limitTable below.
 const (
-	maxListPages        = 1000             // pages of one tools/list
-	maxNameLen          = 64               // a tool name: the longest every major model API accepts
-	maxUICache          = 32               // cached ui:// resources per server
-	stderrLogTail       = 2048             // a stdio server's stderr tail in a failure's log line
-	maxPendingCallbacks = 64               // OnToolsChanged callbacks waiting behind a slow one
-	sessionClose        = 5 * time.Second  // closing one session beyond the transport's own bound
-	maxBackoff          = 30 * time.Second // between redials of a crash-looping server
-	maxDiscoverWait     = 10 * time.Second // server/discover before falling back to initialize
+	maxListPages    = 1000             // pages of one tools/list
+	maxNameLen      = 64               // a tool name: the longest every major model API accepts
+	maxUICache      = 32               // cached ui:// resources per server
+	stderrLogTail   = 2048             // a stdio server's stderr tail in a failure's log line
+	sessionClose    = 5 * time.Second  // closing one session beyond the transport's own bound
+	maxBackoff      = 30 * time.Second // between redials of a crash-looping server
+	maxDiscoverWait = 10 * time.Second // server/discover before falling back to initialize
 
 	// MCP tasks (internal/tasks, which cannot import this package, declares them).
 	minPollInterval     = tasks.MinPollInterval
@@ -343,6 +343,10 @@ const (
 
 	// Masking (internal/redact declares it).
 	maxCreds = redact.MaxCreds
+
+	// Host callbacks and progress routes (internal/session declares them).
+	maxPendingCallbacks = session.MaxPendingCallbacks // OnToolsChanged callbacks waiting behind a slow one
+	progressLinger      = session.ProgressLinger
 )
 
 // limitUnit says how a limit's value reads.

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 )
 
@@ -81,49 +80,6 @@ func (s *Server) relistOnce() {
 	s.log.Info("server changed its tools", "added", added, "removed", removed)
 	if fn := s.opts.OnToolsChanged; fn != nil {
 		change := ToolsChange{Server: s.cfg.ID, Added: added, Removed: removed}
-		s.notify.post(func() { fn(s.life, change) })
-	}
-}
-
-// notifier runs a server's host callbacks in order, on a goroutine of its own that is not
-// counted as background work: Close does not wait for it, so a callback may call Close (of
-// the server, its Set, or Tools) and return at once.
-type notifier struct {
-	log     *slog.Logger
-	mu      sync.Mutex // guards the fields below
-	queue   []func()
-	running bool
-}
-
-func (n *notifier) post(f func()) {
-	n.mu.Lock()
-	dropped := len(n.queue) == maxPendingCallbacks
-	if dropped {
-		n.queue = n.queue[1:]
-	}
-	n.queue = append(n.queue, f)
-	start := !n.running
-	n.running = true
-	n.mu.Unlock()
-	if start {
-		go n.run()
-	}
-	if dropped {
-		n.log.Warn("a host callback is slow; the oldest pending change notification was dropped", "pending", maxPendingCallbacks)
-	}
-}
-
-func (n *notifier) run() {
-	for {
-		n.mu.Lock()
-		if len(n.queue) == 0 {
-			n.running = false
-			n.mu.Unlock()
-			return
-		}
-		f := n.queue[0]
-		n.queue = n.queue[1:]
-		n.mu.Unlock()
-		f()
+		s.notify.Post(func() { fn(s.life, change) })
 	}
 }

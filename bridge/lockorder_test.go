@@ -37,7 +37,7 @@ func (h *lockCheck) Handle(_ context.Context, r slog.Record) error {
 		}
 		for name, m := range map[string]*sync.Mutex{
 			"Server.catMu": &s.catMu, "relistState.mu": &s.relist.mu,
-			"notifier.mu": &s.notify.mu, "secretBook.mu": s.secrets.Mutex(), "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
+			"notifier.mu": s.notify.Mutex(), "secretBook.mu": s.secrets.Mutex(), "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
 			"taskTable.mu": s.tasks.Mutex(),
 		} {
 			if m.TryLock() {

@@ -2,27 +2,13 @@ package bridge
 
 import (
 	"context"
-	"strconv"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/session"
 )
 
-// Progress is one progress notification from a server about a running tool call.
-type Progress struct {
-	Server   string  // server ID
-	Tool     string  // the tool's name on the server
-	Progress float64 // increases as work is done
-	Total    float64 // 0 when unknown
-	Message  string
-	// TaskID and Status are set when the call runs as an MCP task and its status or status
-	// message changed (Message is then the server's statusMessage; Progress and Total are
-	// 0). A task's progress notifications carry TaskID too.
-	TaskID string
-	Status TaskStatus
-}
+// Progress is one progress notification from a server about a running tool call (its
+// fields: internal/session, where the routes of calls in flight live).
+type Progress = session.Progress
 
 type progressKey struct{}
 
@@ -49,63 +35,4 @@ func progressFunc(ctx context.Context) func(Progress) {
 		return nil
 	}
 	return func(p Progress) { fn(ctx, p) }
-}
-
-// progressRoutes maps the progress tokens of a server's calls in flight to their callbacks.
-// go-sdk has one progress handler per client, so the server routes by token itself.
-type progressRoutes struct {
-	server string
-	notify notifier // runs the callbacks off go-sdk's notification goroutine, so they may Close
-	next   atomic.Int64
-	m      sync.Map // token string -> progressRoute
-}
-
-type progressRoute struct {
-	tool   string
-	fn     func(Progress)
-	taskID string // set while the token belongs to a task (hold)
-}
-
-// progressLinger is how long a call's token stays routed after the call returned, for
-// notifications the server sent before its response but go-sdk delivers after it.
-const progressLinger = 2 * time.Second
-
-// register gives a call of tool its own token; the returned func, called when the call
-// returns, unregisters it after progressLinger.
-func (r *progressRoutes) register(tool string, fn func(Progress)) (string, func()) {
-	tok := "mcpbridge-" + strconv.FormatInt(r.next.Add(1), 10)
-	route := &progressRoute{tool: tool, fn: fn}
-	r.m.Store(tok, route)
-	return tok, func() { time.AfterFunc(progressLinger, func() { r.m.CompareAndDelete(tok, route) }) }
-}
-
-// hold keeps a call's token routed for the life of the task the call created (a task's
-// progress notifications keep the call's token); the returned func releases it after
-// progressLinger.
-func (r *progressRoutes) hold(tok, tool, taskID string, fn func(Progress)) func() {
-	route := &progressRoute{tool: tool, fn: fn, taskID: taskID}
-	r.m.Store(tok, route)
-	return func() { time.AfterFunc(progressLinger, func() { r.m.CompareAndDelete(tok, route) }) }
-}
-
-// deliver is the client's ProgressNotificationHandler.
-func (r *progressRoutes) deliver(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	tok, ok := req.Params.ProgressToken.(string)
-	if !ok {
-		return
-	}
-	v, ok := r.m.Load(tok)
-	if !ok {
-		return
-	}
-	route := v.(*progressRoute)
-	p := Progress{
-		Server:   r.server,
-		Tool:     route.tool,
-		Progress: req.Params.Progress,
-		Total:    req.Params.Total,
-		Message:  req.Params.Message,
-		TaskID:   route.taskID,
-	}
-	r.notify.post(func() { route.fn(p) })
 }

@@ -78,12 +78,12 @@ type Server struct {
 	// uiCache holds ui:// resources by URI, when Options.UIResourceCacheTTL > 0.
 	uiCache map[string]cachedResource
 
-	schemas  schemaguard.Cache // measured and compiled schemas by their bytes
-	progress progressRoutes    // progress tokens of calls in flight
-	tasks    *tasks.Client     // the MCP tasks client: policy and tasks in flight (tasks.go)
-	relist   relistState       // re-listing after tools/list_changed
-	notify   notifier          // runs OnToolsChanged outside background work
-	skills   *skills.Catalog   // Options.Skills: listed at assembly (skills.go); catMu guards it
+	schemas  schemaguard.Cache      // measured and compiled schemas by their bytes
+	progress session.ProgressRoutes // progress tokens of calls in flight
+	tasks    *tasks.Client          // the MCP tasks client: policy and tasks in flight (tasks.go)
+	relist   relistState            // re-listing after tools/list_changed
+	notify   session.Notifier       // runs OnToolsChanged outside background work
+	skills   *skills.Catalog        // Options.Skills: listed at assembly (skills.go); catMu guards it
 
 	closeOnce sync.Once
 	closeErr  error
@@ -126,13 +126,13 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 	}
 	s.perUser = s.oauth != nil && cfg.Auth != nil && cfg.Auth.Type == AuthOAuth
 	s.logins = newLogins(s)
-	s.progress.server = cfg.ID
-	s.notify.log = log
-	s.progress.notify.log = log
+	s.progress.Server = cfg.ID
+	s.notify.Log = log
+	s.progress.Notify.Log = log
 	copts := &mcp.ClientOptions{
 		Logger:                      log,
 		Capabilities:                caps,
-		ProgressNotificationHandler: s.progress.deliver,
+		ProgressNotificationHandler: s.progress.Deliver,
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			s.pool.ToolsChanged(req.Session) // per-user catalogues
 			relistSoon(s)

@@ -156,7 +156,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 		}
 		sessionStarted(ctx, sess.CS.ID())
 		if fn := progressFunc(ctx); fn != nil {
-			tok, done := s.progress.register(rt.name, fn)
+			tok, done := s.progress.Register(rt.name, fn)
 			defer done()
 			params.SetProgressToken(tok)
 		}
@@ -174,11 +174,11 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 // go-sdk). tap, when not nil, follows the call on either path (a call that may become a
 // task, tasks.go); shared: the caller only reads the result's text. Progress on a direct
 // call's own stream reaches pr (the server's routes) when ctx asked for progress.
-func (rt *remoteTool) callOptions(ctx context.Context, tap *wire.Tap, shared bool, pr *progressRoutes) session.CallOptions {
+func (rt *remoteTool) callOptions(ctx context.Context, tap *wire.Tap, shared bool, pr *session.ProgressRoutes) session.CallOptions {
 	opts := session.CallOptions{InputSchema: rt.schema, App: rt.ui.ResourceURI != "", Tap: tap, SharedMeta: shared}
 	if progressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
-			pr.deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
+			pr.Deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
 		}
 	}
 	return opts

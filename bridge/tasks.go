@@ -348,7 +348,7 @@ func (r *taskRun) observed(ctx context.Context, t Task) {
 	itel.TaskStatus(ctx, t.ID, string(t.Status))
 	if fn := r.progress; fn != nil {
 		p := Progress{Server: t.Server, Tool: t.Tool, Message: t.StatusMessage, TaskID: t.ID, Status: t.Status}
-		r.s.progress.notify.post(func() { fn(p) })
+		r.s.progress.Notify.Post(func() { fn(p) })
 	}
 	if fn := r.s.opts.OnTaskStatus; fn != nil {
 		fn(ctx, t)
@@ -368,7 +368,7 @@ func (r *taskRun) await(ctx context.Context, timeout time.Duration) (*mcp.CallTo
 		r.progress = progressFunc(ctx)
 	}
 	if r.progressTok != "" && r.progress != nil {
-		release := s.progress.hold(r.progressTok, r.Tool(), r.ID(), r.progress)
+		release := s.progress.Hold(r.progressTok, r.Tool(), r.ID(), r.progress)
 		defer release()
 	}
 	res, err := s.tasks.Await(ctx, r.Run)
@@ -389,7 +389,7 @@ func (r *taskRun) flush(ctx context.Context) {
 		return
 	}
 	seen := make(chan struct{})
-	r.s.progress.notify.post(func() { close(seen) })
+	r.s.progress.Notify.Post(func() { close(seen) })
 	t := time.NewTimer(progressLinger)
 	defer t.Stop()
 	select {
