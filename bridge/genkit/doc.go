@@ -14,7 +14,8 @@
 //
 // # Schema
 //
-// Genkit holds a tool's inputSchema as a map[string]any, and the model plugins read it
+// Genkit offers the tools to the model in an order of its own, and holds a tool's
+// inputSchema as a map[string]any, and the model plugins read it
 // that way, so the schema is decoded with encoding/json and what that loses is lost: key
 // order (properties included: Genkit writes a map's keys sorted) and number precision
 // (every number is a float64, so an integer beyond 2^53 or a long decimal changes; a
