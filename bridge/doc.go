@@ -186,5 +186,6 @@
 // the semantic conventions' MCP and GenAI attributes, and the call's W3C trace context goes
 // into the request's params._meta so the server's spans join the host's trace. Metrics:
 // mcp.client.operation.duration (a histogram, seconds) and mcpbridge.call.errors (a counter),
-// by method, tool and error.type. ExampleOptions_tracing prints a trace.
+// by method, tool and error.type. Example_tracing in integration/tracing prints a trace
+// (the OpenTelemetry SDK is a dependency of the integration module only).
 package bridge

@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/ttalk/mcpbridge/bridge"
-	"github.com/ttalk/mcpbridge/internal/browsertest"
+	"github.com/ttalk/mcpbridge/integration/internal/browsertest"
 	"github.com/ttalk/mcpbridge/internal/serve"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge"
-	"github.com/ttalk/mcpbridge/internal/browsertest"
+	"github.com/ttalk/mcpbridge/integration/internal/browsertest"
 	"github.com/ttalk/mcpbridge/internal/serve"
 	"github.com/ttalk/mcpbridge/results"
 )

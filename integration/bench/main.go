@@ -62,7 +62,7 @@ func (r results) get(name, unit string) (float64, bool) {
 
 // step is one run of a test binary.
 type step struct {
-	pkg  string // "integration" or "bridge"
+	pkg  string // a directory under the root: "integration", "bridge/toolsearch", ...
 	args []string
 }
 
@@ -81,7 +81,7 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 	defer os.RemoveAll(tmp)
 	started := time.Now().UTC()
 	load0 := loadAverage()
-	for _, pkg := range []string{"integration", "bridge", "bridge/toolsearch", "bridge/tokens"} {
+	for _, pkg := range []string{"integration", "integration/tracing", "bridge/toolsearch", "bridge/tokens"} {
 		logf("building ./%s test binary", pkg)
 		if err := command(ctx, root, nil, "go", "test", "-c", "-o", filepath.Join(tmp, testBinary(pkg)), "./"+pkg).Run(); err != nil {
 			return fmt.Errorf("go test -c ./%s: %w", pkg, err)
@@ -100,7 +100,7 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkMemory$", "-test.benchtime", bt("2x", "1x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^Benchmark(Flatten|Validate)$", "-test.benchmem", "-test.benchtime", bt("1s", "1x")}},
 		{"integration", []string{"-test.run", "^TestLoad$", "-test.v"}},
-		{"bridge", []string{"-test.run", "^$", "-test.bench", "^BenchmarkHandlerHooks$", "-test.benchmem", "-test.benchtime", bt("1s", "100x")}},
+		{"integration/tracing", []string{"-test.run", "^$", "-test.bench", "^BenchmarkHandlerHooks$", "-test.benchmem", "-test.benchtime", bt("1s", "100x")}},
 		{"integration", []string{"-test.run", "^$", "-test.bench", "^BenchmarkUpfrontTokens$", "-test.benchtime", "1x"}},
 		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkQuality$", "-test.benchtime", "1x"}},
 		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSearch$", "-test.benchmem", "-test.benchtime", bt("3000x", "100x")}},

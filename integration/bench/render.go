@@ -223,7 +223,7 @@ func render(res results, lr loadRun, in info) (string, error) {
 	w("| whole test | %s |\n\n", orUnknown(lr.total))
 
 	w("## Hooks and tracing\n\n")
-	w("`BenchmarkHandlerHooks` (`bridge/hooks_bench_test.go`): one `Handler` call of `add` to an in-process\n")
+	w("`BenchmarkHandlerHooks` (`integration/tracing/hooks_bench_test.go`): one `Handler` call of `add` to an in-process\n")
 	w("go-sdk server (default protocol) with the hooks unset, with no-op `BeforeCall` and `AfterCall`, and\n")
 	w("with tracing into an SDK `TracerProvider` that samples every span (no exporter). Allocations include\n")
 	w("the server's side.\n\n")

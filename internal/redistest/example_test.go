@@ -1,25 +1,23 @@
 package redistest_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ttalk/mcpbridge/internal/redistest"
 )
 
 // TestStart: the server answers at the address, and keeps what it is told.
 func TestStart(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
-	defer c.Close()
-	ctx := context.Background()
-	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatal(err)
+	addr := redistest.Start(t)
+	if r, err := redistest.Do(addr, "SET", "k", "v w"); err != nil || r != "OK" {
+		t.Fatalf("set = %q, %v", r, err)
 	}
-	if v, err := c.Get(ctx, "k").Result(); err != nil || v != "v" {
+	if v, err := redistest.Do(addr, "GET", "k"); err != nil || v != "v w" {
 		t.Fatalf("get = %q, %v", v, err)
+	}
+	if v, err := redistest.Do(addr, "GET", "missing"); err != nil || v != "" {
+		t.Fatalf("get missing = %q, %v", v, err)
 	}
 }
 
@@ -32,9 +30,7 @@ func Example() {
 			return
 		}
 		ran = true
-		c := redis.NewClient(&redis.Options{Addr: redistest.Start(b)})
-		defer c.Close()
-		fmt.Println(c.Ping(context.Background()).Val())
+		fmt.Println(redistest.Do(redistest.Start(b), "PING"))
 	})
-	// Output: PONG
+	// Output: PONG <nil>
 }

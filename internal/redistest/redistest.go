@@ -4,8 +4,8 @@
 package redistest
 
 import (
+	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -14,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Start runs redis-server with args added to its command line until tb ends and returns
@@ -48,16 +46,53 @@ func Start(tb testing.TB, args ...string) string {
 		_ = cmd.Wait()
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
 	deadline := time.Now().Add(20 * time.Second)
-	for err := c.Ping(context.Background()).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOAUTH"); err = c.Ping(context.Background()).Err() {
+	for r, err := Do(addr, "PING"); err != nil || (r != "PONG" && !strings.HasPrefix(r, "NOAUTH")); r, err = Do(addr, "PING") {
 		if time.Now().After(deadline) {
 			tb.Fatalf("redis-server did not answer: %s", out.String())
 		}
 		time.Sleep(20 * time.Millisecond) // polling until the deadline, not waiting for an event
 	}
 	return addr
+}
+
+// Do sends one command to the redis-server at addr over a new connection and returns the
+// reply's first line without its type byte ("PONG", "OK", the value of a short bulk string;
+// an error reply such as "NOAUTH Authentication required." is returned as text, not as err).
+// It speaks RESP by hand so that this package needs no client module: the root module's
+// go.mod stays free of go-redis, which only bridge/redisstore and integration require.
+func Do(addr string, args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write(req.Bytes()); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(conn)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", fmt.Errorf("redistest: empty reply from %s", addr)
+	}
+	if line[0] == '$' { // a bulk string: its length, then the bytes
+		if line == "$-1" {
+			return "", nil
+		}
+		v, err := r.ReadString('\n')
+		return strings.TrimRight(v, "\r\n"), err
+	}
+	return line[1:], nil
 }
 
 // lockedBuffer is the server's output, written by exec's copying goroutine.

@@ -1,4 +1,4 @@
-package bridge_test
+package tracing_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // hooks unset (the plain path), with no-op BeforeCall and AfterCall, and with tracing into
 // an SDK provider that samples every span (no exporter). BENCHMARKS.md has the numbers:
 //
-//	go test -run '^$' -bench HandlerHooks -benchmem -count 3 ./bridge/
+//	go test -run '^$' -bench HandlerHooks -benchmem -count 3 ./integration/tracing/
 func BenchmarkHandlerHooks(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })

@@ -1,4 +1,4 @@
-package bridge_test
+package tracing_test
 
 import (
 	"bytes"

@@ -5,7 +5,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/ttalk/mcpbridge/bridge"
-	"github.com/ttalk/mcpbridge/internal/browsertest"
+	"github.com/ttalk/mcpbridge/integration/internal/browsertest"
+	"github.com/ttalk/mcpbridge/internal/serve/servetest"
 )
 
 // TestBrowserFixture drives the page in headless Chromium against a go-sdk server whose App
@@ -14,7 +15,7 @@ import (
 // (an app-only tool allowed, a model-only tool refused), resources/read, open-link, message.
 func TestBrowserFixture(t *testing.T) {
 	ctx := browsertest.New(t)
-	h := startHost(t, []bridge.ServerConfig{{ID: "fixture", URL: fixtureServer(t, nil)}})
+	h := servetest.StartHost(t, []bridge.ServerConfig{{ID: "fixture", URL: servetest.FixtureServer(t, nil)}})
 
 	browsertest.Do(t, ctx, "open without token", chromedp.Navigate(h.Origin()+"/"))
 	browsertest.Poll(t, ctx, "refusal", `document.body.innerText.includes("missing or wrong token")`)
@@ -91,4 +92,24 @@ func TestBrowserFixture(t *testing.T) {
 	}
 	browsertest.Do(t, ctx, "pick the hit", chromedp.Click(chromedp.CSS(`#hits li button`)))
 	browsertest.Poll(t, ctx, "hit opens the tool", `document.querySelector("h2 code")?.textContent === "greet"`)
+}
+
+// In the browser: a tool that runs as a task shows its status while it runs and a form for
+// the server's request for input; answering it completes the call.
+func TestBrowserTaskInput(t *testing.T) {
+	ctx := browsertest.New(t)
+	h := servetest.StartAskHost(t)
+	browsertest.Do(t, ctx, "open", chromedp.Navigate(h.URL()))
+	browsertest.Poll(t, ctx, "server list", `document.querySelectorAll(".server").length === 1`)
+	browsertest.Do(t, ctx, "pick greet-later", chromedp.Click(chromedp.CSS(`[data-tool="greet-later"]`)))
+	browsertest.Poll(t, ctx, "call button", `document.querySelector("#call") !== null`)
+	browsertest.Do(t, ctx, "call", chromedp.Click(chromedp.CSS(`#call`)))
+	browsertest.Poll(t, ctx, "request for input", `(document.querySelector("#input-message")||{}).textContent === "Whom shall I greet?"`)
+	browsertest.Poll(t, ctx, "task status", `document.querySelector("#call-lines").textContent.includes('task "greet-1": input_required: who is it?')`)
+	browsertest.Screenshot(t, ctx, "task-input")
+	browsertest.Do(t, ctx, "answer", chromedp.SetValue(chromedp.CSS(`#e-0`), "Ada"), chromedp.Click(chromedp.CSS(`#input-accept`)))
+	browsertest.Poll(t, ctx, "result", `(document.querySelector("#model-text")||{}).textContent === "hello accept:Ada"`)
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll(".input-request").length`); n != 0 {
+		t.Errorf("%d input forms left after the call", n)
+	}
 }
