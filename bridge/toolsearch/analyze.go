@@ -95,6 +95,22 @@ func isStopword(w string) bool {
 	return false
 }
 
+// isWeak reports words (stemmed) that carry no intent of their own: light verbs and
+// everyday words that say how, not what ("take a look", "make sure", "go ahead", "how
+// long"). They still match, at weakWeight, but cannot decide a ranking alone and bring no
+// related or prefix terms.
+func isWeak(t string) bool {
+	switch t {
+	case "how", "long", "my", "make", "mak", "take", "tak", "go", "goe", "went", "got", "put", "give", "giv",
+		"keep", "kept", "tell", "told", "thing", "stuff", "way", "sure", "help", "try", "tri", "know", "see",
+		"really", "right", "now", "lot", "bit", "ok", "okay", "yes", "own", "someth", "someone",
+		"again", "actual", "even", "still", "much", "well", "good", "mean", "said", "say", "thank", "happen",
+		"everyth", "anyth", "whole", "ever":
+		return true
+	}
+	return false
+}
+
 // stem reduces an English word to a light stem: plurals, -ing, -ed and a final e go, and a
 // doubled final consonant left behind is undone (running → run, created → creat, create →
 // creat, queries → query, boxes → box). Words of three bytes or fewer and words with digits

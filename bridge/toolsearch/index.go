@@ -84,6 +84,16 @@ const (
 	prefixWeight   = 0.3
 	minPrefix      = 4
 	maxPrefixTerms = 16
+	// knownPrefixWeight is prefixWeight for a query term the index knows itself.
+	knownPrefixWeight = 0.05
+	// A query word in at most max(assocMinDF, assocShare of all) documents brings each word
+	// of the names of at least assocMinShare of them, at assocWeight times that share.
+	assocMinDF    = 3
+	assocShare    = 0.02
+	assocMinShare = 0.5
+	assocWeight   = 0.3
+	// weakWeight is the weight of a query word that carries no intent of its own (isWeak).
+	weakWeight = 0.25
 	// mentionShare: a server's name term is a mention when at most this share of the other
 	// servers' documents have it.
 	mentionShare = 0.03
@@ -96,8 +106,12 @@ const (
 	// nameBonus rewards a tool whose name the query covers: the share of the name's terms
 	// the query has, times nameBonus, is added to the score.
 	nameBonus = 5.0
-	// relatedMatch is how much a related or prefix-matched query term covers of a name term.
-	relatedMatch = 0.7
+	// nameQueryShare: the name bonus is whole when the name's words carry this share of the
+	// query's evidence (IDF), and shrinks in proportion below it.
+	nameQueryShare = 0.35
+	// nameMatchScale: a query term of weight w covers min(1, w×nameMatchScale) of a name
+	// term (a related term 0.7).
+	nameMatchScale = 1.75
 	// maxDocText bounds the text of one document field that is indexed.
 	maxDocText = 32 << 10
 	// maxQueryTerms bounds the terms of one query that are looked up.
@@ -112,7 +126,7 @@ type Index struct {
 	nameTerms [][]string  // distinct stems of each document's name, less its server's mentions
 	nameIDF   [][]float64 // the IDF of each of nameTerms
 	nameSum   []float64   // the sum of nameIDF
-	postings  map[string]postingList
+	postings  map[string]*postingList
 	vocab     []string // every indexed term, sorted, for prefix matches
 	related   map[string][]string
 
@@ -139,7 +153,7 @@ func New(docs []Document) *Index {
 	ix := &Index{
 		names:     make([]string, len(docs)),
 		nameTerms: make([][]string, len(docs)),
-		postings:  map[string]postingList{},
+		postings:  map[string]*postingList{},
 		related:   buildRelated(relatedGroups()),
 	}
 	all := make([]fieldTerms, len(docs))
@@ -211,15 +225,17 @@ func New(docs []Document) *Index {
 		}
 		for _, t := range order { // first-seen order: postings never depend on map order
 			pl := ix.postings[t]
+			if pl == nil {
+				pl = &postingList{}
+				ix.postings[t] = pl
+			}
 			pl.docs = append(pl.docs, posting{doc: int32(i), tf: float32(tf[t])})
-			ix.postings[t] = pl
 		}
 	}
 	n := float64(len(docs))
 	for t, pl := range ix.postings {
 		df := float64(len(pl.docs))
 		pl.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
-		ix.postings[t] = pl
 		ix.vocab = append(ix.vocab, t)
 	}
 	slices.Sort(ix.vocab)
@@ -257,22 +273,31 @@ func serverMentions(ix *Index, all []fieldTerms) map[string][]int {
 			}
 		}
 	}
-	out := map[string][]int{}
-	for t, servers := range owners {
-		var elsewhere, others int
-		for i := range all {
-			if slices.Contains(servers, ix.server[i]) {
-				continue
-			}
-			others++
-			for _, f := range []field{fieldName, fieldTitle, fieldDescription} {
-				if slices.Contains(all[i][f], t) {
-					elsewhere++
-					break
+	// One pass over the documents' names, titles and descriptions counts, for each owner
+	// term, the documents of other servers that use it.
+	perServer := map[int]int{}
+	elsewhere := map[string]int{}
+	seen := map[string]int{} // term → last document counted, plus one
+	for i := range all {
+		perServer[ix.server[i]]++
+		for _, f := range []field{fieldName, fieldTitle, fieldDescription} {
+			for _, t := range all[i][f] {
+				servers, ok := owners[t]
+				if !ok || seen[t] == i+1 || slices.Contains(servers, ix.server[i]) {
+					continue
 				}
+				seen[t] = i + 1
+				elsewhere[t]++
 			}
 		}
-		if len(servers) <= maxMentioned && float64(elsewhere) <= mentionShare*float64(others) {
+	}
+	out := map[string][]int{}
+	for t, servers := range owners {
+		others := len(all)
+		for _, s := range servers {
+			others -= perServer[s]
+		}
+		if len(servers) <= maxMentioned && float64(elsewhere[t]) <= mentionShare*float64(others) {
 			slices.Sort(servers)
 			out[t] = servers
 		}
@@ -307,10 +332,15 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 	}
 	acc := make([]float64, len(ix.names))
+	var queryIDF float64 // the evidence the query's own words can give, for the name bonus
 	for _, q := range qt {
 		pl, ok := ix.postings[q.term]
 		if !ok {
 			continue
+		}
+		idf := min(pl.idf, q.idfCap)
+		if q.own {
+			queryIDF += min(q.weight, 1) * idf
 		}
 		mention := q.weight >= 1 && len(ix.mentions[q.term]) > 0
 		for _, p := range pl.docs {
@@ -320,7 +350,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 				// description repeats "GitHub" says nothing about the task.
 				tf = 1
 			}
-			acc[p.doc] += q.weight * pl.idf * tf * (k1 + 1) / (k1 + tf)
+			acc[p.doc] += q.weight * idf * tf * (k1 + 1) / (k1 + tf)
 		}
 	}
 	weights := make(map[string]float64, len(qt))
@@ -332,12 +362,15 @@ func (ix *Index) Search(query string, k int) []Hit {
 		if s <= 0 {
 			continue
 		}
-		if ix.nameSum[i] > 0 {
+		if ix.nameSum[i] > 0 && queryIDF > 0 {
+			// The name bonus is evidence like the rest: the share of the name the query
+			// covers times the share of the query the name accounts for, so one incidental
+			// word that happens to be a whole short name ("take", "pricing") adds little.
 			var covered float64
 			for j, t := range ix.nameTerms[i] {
 				covered += ix.nameIDF[i][j] * nameMatch(weights[t])
 			}
-			s += nameBonus * covered / ix.nameSum[i]
+			s += nameBonus * (covered / ix.nameSum[i]) * min(1, covered/(nameQueryShare*queryIDF))
 		}
 		if naming && !named[ix.server[i]] {
 			s *= otherServer
@@ -401,57 +434,122 @@ func topK(hits []Hit, k int) []Hit {
 type queryTerm struct {
 	term   string
 	weight float64
+	// idfCap bounds the term's IDF: an expansion is never rarer, so never stronger, than
+	// the query word it came from (when the index knows that word).
+	idfCap float64
+	own    bool // the query's own word, not an expansion
 }
 
 // queryTerms weighs a query's terms: each distinct term at 1 (a term said twice counts
-// once more); each related term of one at relatedWeight, and each indexed term one is a
-// prefix of at prefixWeight, unless the query has it itself. Sorted by term, so the sums
-// are made in one order.
+// once more), a word that carries no intent of its own (isWeak: "take", "make", "go",
+// "long") at weakWeight and without expansions; each related term of a word at
+// relatedWeight, and each indexed term a word is a prefix of at prefixWeight, or at
+// knownPrefixWeight when the index knows the word itself (a longer word is then likely
+// another sense: "react" → reaction) — never a compound of the word and another indexed
+// word ("event" → eventhub). An expansion's IDF is capped at its word's. Sorted by term,
+// so the sums are made in one order.
 func (ix *Index) queryTerms(ts []string) []queryTerm {
 	if len(ts) > maxQueryTerms {
 		ts = ts[:maxQueryTerms]
 	}
-	w := map[string]float64{}
-	for _, t := range ts {
-		w[t]++
+	type weighed struct {
+		weight, idfCap float64
+		own            bool
 	}
-	raise := func(t string, x float64) {
-		if w[t] < x {
+	w := map[string]*weighed{}
+	for _, t := range ts {
+		x := w[t]
+		if x == nil {
+			x = &weighed{idfCap: math.Inf(1), own: true}
 			w[t] = x
 		}
+		if !x.own { // an expansion of an earlier word, said itself too
+			x.weight, x.idfCap, x.own = 0, math.Inf(1), true
+		}
+		if isWeak(t) {
+			x.weight = weakWeight
+		} else {
+			x.weight++
+		}
+	}
+	raise := func(t string, weight, idfCap float64) {
+		x := w[t]
+		if x == nil {
+			w[t] = &weighed{weight: weight, idfCap: idfCap}
+			return
+		}
+		if !x.own && x.weight < weight {
+			x.weight, x.idfCap = weight, idfCap
+		}
 	}
 	for _, t := range ts {
+		if isWeak(t) {
+			continue
+		}
+		idfCap := math.Inf(1)
+		pl, known := ix.postings[t]
+		if known {
+			idfCap = pl.idf
+		}
 		for _, r := range ix.related[t] {
-			raise(r, relatedWeight)
+			raise(r, relatedWeight, idfCap)
 		}
 		if len(t) >= minPrefix {
+			pw := prefixWeight
+			if known {
+				pw = knownPrefixWeight
+			}
 			i, _ := slices.BinarySearch(ix.vocab, t)
 			for n := 0; i < len(ix.vocab) && n < maxPrefixTerms && strings.HasPrefix(ix.vocab[i], t); i++ {
-				if ix.vocab[i] != t {
-					raise(ix.vocab[i], prefixWeight)
-					n++
+				v := ix.vocab[i]
+				if v == t {
+					continue
 				}
+				if rest := v[len(t):]; len(rest) >= 3 && ix.knows(rest) {
+					continue // a compound: event+hub is not a kind of event
+				}
+				raise(v, pw, idfCap)
+				n++
+			}
+		}
+	}
+	// Associations learned from the indexed tools: a specific word of the query (one few
+	// tools use) brings the words of those tools' names, so that other tools named alike
+	// ("dialog") match a query that says what only one description says ("popup").
+	maxDF := max(assocMinDF, int(assocShare*float64(len(ix.names))))
+	co := map[string]int{}
+	for _, t := range ts {
+		pl, ok := ix.postings[t]
+		if !ok || isWeak(t) || len(pl.docs) > maxDF || ix.mentions[t] != nil {
+			continue
+		}
+		clear(co)
+		for _, p := range pl.docs {
+			for _, nt := range ix.nameTerms[p.doc] {
+				if nt != t {
+					co[nt]++
+				}
+			}
+		}
+		df := float64(len(pl.docs))
+		for nt, n := range co {
+			if share := float64(n) / df; share >= assocMinShare {
+				raise(nt, assocWeight*share, pl.idf)
 			}
 		}
 	}
 	out := make([]queryTerm, 0, len(w))
 	for t, x := range w {
-		out = append(out, queryTerm{t, x})
+		out = append(out, queryTerm{term: t, weight: x.weight, idfCap: x.idfCap, own: x.own})
 	}
 	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.term, b.term) })
 	return out
 }
 
-// nameMatch is how much a query term of weight w covers of a name term: all for the term
-// itself, relatedMatch for a related or prefix-matched term, nothing for no term.
+// nameMatch is how much a query term of weight w covers of a name term: all for a word of
+// the query, less for a weak word or an expansion, in proportion to its weight.
 func nameMatch(w float64) float64 {
-	switch {
-	case w >= 1:
-		return 1
-	case w > 0:
-		return relatedMatch
-	}
-	return 0
+	return min(1, w*nameMatchScale)
 }
 
 func isNumber(t string) bool {
