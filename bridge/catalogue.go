@@ -120,7 +120,7 @@ func (s *Server) listAll(ctx context.Context, sess *session.Session, li *listInf
 			}
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, session.OverrunErr(err, sess))
 		}
-		li.note(page, res.Cacheable)
+		li.Note(page, res.Cacheable)
 		pageRaw := sess.Conn.TakeTools()
 		if err := budget.add(len(res.Tools), pageRaw); err != nil {
 			return nil, nil, fmt.Errorf("page %d: %w", page+1, err)

@@ -142,7 +142,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 		// A user's call may go on a stateless server's shared connection with the user's
 		// token, unless it may become a task.
 		req.Direct = func(shared *session.Session) bool {
-			tap, err := taskTap(s.tasks, shared.Caps, rt, false)
+			tap, err := s.tasks.CallTap(shared.Caps, rt.taskSupport, rt.label, false)
 			return tap == nil && err == nil
 		}
 	}

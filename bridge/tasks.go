@@ -16,7 +16,6 @@ import (
 
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
-	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // MCP tasks, client side: the protocol (wire shapes, lifecycle, polling, input) is
@@ -215,14 +214,9 @@ func (h taskHost) callBudget(remote string) (budget time.Duration, task bool) {
 	})
 }
 
-// TaskTool is a tool that declares MCP task support (ServerStatus.TaskTools).
-type TaskTool struct {
-	// Tool is the tool's name on the server.
-	Tool string `json:"tool"`
-	// Support is its execution.taskSupport: "required" (it only runs as a task) or
-	// "optional" (it runs as one with tasks: always, or through StartTask).
-	Support string `json:"support"`
-}
+// TaskTool is a tool that declares MCP task support (ServerStatus.TaskTools): its name on
+// the server (Tool) and its execution.taskSupport (Support: "required" or "optional").
+type TaskTool = tasks.Tool
 
 // taskTools lists the tools of a listing that declare task support, by name.
 func taskTools(remote map[string]*remoteTool) []TaskTool {
@@ -236,27 +230,13 @@ func taskTools(remote map[string]*remoteTool) []TaskTool {
 	return out
 }
 
-// taskTap returns the tap for a tools/call of rt on a session offering caps that may become
-// a task (it adds the task member under 2025-11-25 and keeps a task handle instead of
-// decoding it, on either path), or nil for a plain call. force (StartTask) asks for a task.
-func taskTap(c *tasks.Client, caps taskCaps, rt *remoteTool, force bool) (*wire.Tap, error) {
-	param, tap, err := c.Tap(caps, rt.taskSupport, rt.label, force)
-	if !tap || err != nil {
-		return nil, err
-	}
-	if param == nil {
-		return &wire.Tap{Method: "tools/call", Keep: tasks.IsHandle}, nil
-	}
-	return &wire.Tap{Method: "tools/call", Param: "task", Value: param, Keep: tasks.IsHandle}, nil
-}
-
 // sendCall sends one tools/call on sess, directly or through go-sdk (callOn); when the call
 // may become a task, with the task tap, on either path. It returns the result, or the task
 // the server created instead. force (StartTask) asks for a task; shared: only the result's
 // text is used (wire.CallOptions.SharedMeta).
 func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
 	s := h.s
-	tap, err := taskTap(s.tasks, sess.Caps, rt, force)
+	tap, err := s.tasks.CallTap(sess.Caps, rt.taskSupport, rt.label, force)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,7 +269,7 @@ func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, meth
 	var raw json.RawMessage
 	var f tasks.Flavour
 	err := h.s.request(ctx, false, session.Request{Phase: string(PhaseCall), What: what, Retryable: true, Timeout: timeout}, func(ctx context.Context, sess *session.Session) error {
-		f = sessionFlavour(sess)
+		f = sess.TaskFlavour()
 		var err error
 		raw, err = tasks.Send(ctx, sess.CS, method, params)
 		return err
@@ -303,15 +283,7 @@ func (h taskHost) Live() (taskCaps, tasks.Flavour, bool) {
 	if sess == nil {
 		return taskCaps{}, tasks.FlavourUnknown, false
 	}
-	return sess.Caps, sessionFlavour(sess), true
-}
-
-// sessionFlavour is the task protocol sess speaks.
-func sessionFlavour(sess *session.Session) tasks.Flavour {
-	if sess.Caps.Extension || sess.CS.InitializeResult().ProtocolVersion >= modernVersion {
-		return tasks.FlavourExt
-	}
-	return tasks.Flavour2025
+	return sess.Caps, sess.TaskFlavour(), true
 }
 
 // ask gives an extension task's elicitation (checked by the tasks client) to
@@ -385,17 +357,8 @@ func (r *taskRun) await(ctx context.Context, timeout time.Duration) (*mcp.CallTo
 // flush waits (briefly) until the WithProgress callback has seen the statuses posted so far,
 // so a caller has the task's last status before the call returns.
 func (r *taskRun) flush(ctx context.Context) {
-	if r.progress == nil {
-		return
-	}
-	seen := make(chan struct{})
-	r.s.progress.Notify.Post(func() { close(seen) })
-	t := time.NewTimer(progressLinger)
-	defer t.Stop()
-	select {
-	case <-seen:
-	case <-ctx.Done():
-	case <-t.C: // a slow callback; the rest arrive later
+	if r.progress != nil {
+		r.s.progress.Notify.Flush(ctx, progressLinger)
 	}
 }
 

@@ -21,25 +21,8 @@ import (
 // made with the user's token, is cached in the user's state (bounded with it, see
 // UserOptions.MaxSessions) for the ttlMs the server gave it. Set.ToolsFor hands it out.
 
-// cacheScopePrivate is SEP-2549's cacheScope of a result only its requester may cache.
-const cacheScopePrivate = "private"
-
-// listInfo is what a listing's pages said about caching it (SEP-2549).
-type listInfo struct {
-	private bool          // a page had cacheScope "private"
-	ttl     time.Duration // the shortest ttlMs of its pages (0: stale at once)
-}
-
-// note records one page's cache fields.
-func (li *listInfo) note(page int, c mcp.Cacheable) {
-	if c.CacheScope == cacheScopePrivate {
-		li.private = true
-	}
-	ttl := time.Duration(max(c.TTLMs, 0)) * time.Millisecond
-	if page == 0 || ttl < li.ttl {
-		li.ttl = ttl
-	}
-}
+// listInfo is what a listing's pages said about caching it (SEP-2549; internal/session).
+type listInfo = session.ListInfo
 
 // userCat is one user's listing of a server: its tools by name and the model-visible ones
 // in listing order. Never changed once made.
@@ -60,7 +43,7 @@ func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessag
 	switch {
 	case err != nil && errors.Is(err, ErrNeedsLogin):
 		why = "tools/list needs a user's grant"
-	case err == nil && li.private:
+	case err == nil && li.Private:
 		why = `tools/list answered with cacheScope "private"`
 	default:
 		return listed, raw, err
@@ -123,7 +106,7 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*use
 		for _, p := range problems {
 			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", id), "tool", p.Tool, "problem", p.Problem)
 		}
-		return &userCat{remote: remote, model: model}, time.Now().Add(li.ttl), nil
+		return &userCat{remote: remote, model: model}, time.Now().Add(li.TTL), nil
 	})
 	if err != nil {
 		return nil, err

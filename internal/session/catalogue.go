@@ -13,6 +13,26 @@ import (
 // UsersOnly); each user's listing is then cached in the user's state (bounded with it) as an
 // opaque value of the host's, fresh for as long as the listing said.
 
+// CacheScopePrivate is SEP-2549's cacheScope of a result only its requester may cache.
+const CacheScopePrivate = "private"
+
+// ListInfo is what a listing's pages said about caching it (SEP-2549).
+type ListInfo struct {
+	Private bool          // a page had cacheScope "private"
+	TTL     time.Duration // the shortest ttlMs of its pages (0: stale at once)
+}
+
+// Note records one page's cache fields.
+func (li *ListInfo) Note(page int, c mcp.Cacheable) {
+	if c.CacheScope == CacheScopePrivate {
+		li.Private = true
+	}
+	ttl := time.Duration(max(c.TTLMs, 0)) * time.Millisecond
+	if page == 0 || ttl < li.TTL {
+		li.TTL = ttl
+	}
+}
+
 // PrivateCatalogues reports whether the server's catalogue is per user.
 func (p *Pool) PrivateCatalogues() bool { return p.users.private.Load() }
 

@@ -122,6 +122,20 @@ func (n *Notifier) Post(f func()) {
 	}
 }
 
+// Flush waits, at most d (and while ctx lasts), until the callbacks posted so far have run,
+// so a caller has seen them before the call returns.
+func (n *Notifier) Flush(ctx context.Context, d time.Duration) {
+	seen := make(chan struct{})
+	n.Post(func() { close(seen) })
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-seen:
+	case <-ctx.Done():
+	case <-t.C: // a slow callback; the rest arrive later
+	}
+}
+
 func (n *Notifier) run() {
 	for {
 		n.mu.Lock()

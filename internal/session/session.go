@@ -59,6 +59,14 @@ func (p *Pool) newSession(cs *mcp.ClientSession, conn *transport.Conn, cancel co
 	return sess
 }
 
+// TaskFlavour is the task protocol sess speaks.
+func (sess *Session) TaskFlavour() tasks.Flavour {
+	if sess.Caps.Extension || sess.CS.InitializeResult().ProtocolVersion >= ModernVersion {
+		return tasks.FlavourExt
+	}
+	return tasks.Flavour2025
+}
+
 // Dead is closed when the session has ended.
 func (sess *Session) Dead() <-chan struct{} { return sess.dead }
 

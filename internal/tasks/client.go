@@ -16,6 +16,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // Requester is what a Client needs of the session layer: one request on the server's live
@@ -150,6 +151,30 @@ func (c *Client) Tap(caps Caps, support, label string, force bool) (param json.R
 	}
 	ttl := strconv.FormatInt(c.cfg.TaskTimeout.Milliseconds(), 10)
 	return json.RawMessage(`{"ttl":` + ttl + `}`), true, nil
+}
+
+// CallTap returns the tap for a tools/call of a tool with execution.taskSupport support
+// (label names it in errors) on a session offering caps that may become a task: it adds the
+// task member under 2025-11-25 and keeps a task handle instead of decoding it, on either
+// path. It returns nil for a plain call; force (StartTask) asks for a task.
+func (c *Client) CallTap(caps Caps, support, label string, force bool) (*wire.Tap, error) {
+	param, tap, err := c.Tap(caps, support, label, force)
+	if !tap || err != nil {
+		return nil, err
+	}
+	if param == nil {
+		return &wire.Tap{Method: "tools/call", Keep: IsHandle}, nil
+	}
+	return &wire.Tap{Method: "tools/call", Param: "task", Value: param, Keep: IsHandle}, nil
+}
+
+// Tool is a tool that declares MCP task support (bridge.TaskTool).
+type Tool struct {
+	// Tool is the tool's name on the server.
+	Tool string `json:"tool"`
+	// Support is its execution.taskSupport: "required" (it only runs as a task) or
+	// "optional" (it runs as one with tasks: always, or through StartTask).
+	Support string `json:"support"`
 }
 
 // RequiredProblem says why a tool whose execution.taskSupport is "required" cannot be
