@@ -1,0 +1,73 @@
+package toolsearch_test
+
+import (
+	"testing"
+
+	"github.com/ttalk/mcpbridge/bridge/toolsearch"
+)
+
+// classDocs are tools of several servers whose names and descriptions set the traps of
+// issue 34's classes: short names, prefixes of other words, everyday verbs.
+func classDocs() []toolsearch.Document {
+	return []toolsearch.Document{
+		{Name: "take_snapshot", Description: "Take a text snapshot of the currently selected page based on the accessibility tree.", Server: "chrome-devtools"},
+		{Name: "maps_distance_matrix", Description: "Calculate travel distance and time for multiple origins and destinations.", Server: "google-maps",
+			Params: []toolsearch.Param{{Name: "mode", Description: "Travel mode (driving, walking, bicycling, transit)"}}},
+		{Name: "pricing", Description: "Azure Retail Pricing operations - get retail prices for SKUs and services.", Server: "azure"},
+		{Name: "eventhubs", Description: "Azure Event Hubs operations - manage Event Hubs namespaces.", Server: "azure"},
+		{Name: "eventgrid", Description: "Event Grid operations - manage Event Grid topics and subscriptions.", Server: "azure"},
+		{Name: "search_events", Description: "Search Sentry events: counts of errors over a time range.", Server: "sentry"},
+		{Name: "slack_add_reaction", Description: "Add a reaction emoji to a message.", Server: "slack"},
+		{Name: "resolve-library-id", Description: "Resolves a package name to a library ID for documentation, e.g. for the React or Vue frameworks.", Server: "context7"},
+		{Name: "browser_navigate", Description: "Navigate to a URL.", Server: "playwright"},
+		{Name: "list_issues", Description: "List issues in a GitHub repository with filtering options.", Server: "github"},
+		{Name: "handle_dialog", Description: "If a browser dialog (alert, confirm, popup) was opened, use this command to handle it.", Server: "chrome-devtools"},
+		{Name: "browser_handle_dialog", Description: "Handle a dialog.", Server: "playwright"},
+		{Name: "browser_click", Description: "Perform click on a web page.", Server: "playwright"},
+	}
+}
+
+// TestSearchClasses: each class of issue 34 at its cause, on tools built to trap it. The
+// words differ from the evaluation's tasks; the traps are the classes.
+func TestSearchClasses(t *testing.T) {
+	ix := toolsearch.New(classDocs())
+	for _, tc := range []struct {
+		query, first, not string
+		why               string
+	}{
+		{"how long does it take to travel between Berlin and Hamburg", "maps_distance_matrix", "take_snapshot",
+			"a name match is evidence, not an override: one incidental verb does not win a whole short name"},
+		{"how many errors were recorded as events this week", "search_events", "eventhubs",
+			"a one-word name wins on no single shared word; event is no prefix of eventhub (a compound)"},
+		{"what does a retail SKU price look like in the docs", "pricing", "",
+			"a one-word name still wins on the evidence it has"},
+		{"docs for the react framework", "resolve-library-id", "slack_add_reaction",
+			"react → reaction is a weak expansion: the index knows react itself"},
+		{"go ahead and list the issues of my repository", "list_issues", "browser_navigate",
+			"go carries no intent and brings no synonym (navigate)"},
+		{"a popup appeared, accept it", "handle_dialog", "",
+			"the description's own word"},
+	} {
+		hits := ix.Search(tc.query, 0)
+		if len(hits) == 0 || hits[0].Name != tc.first {
+			t.Errorf("Search(%q) = %v, want %s first: %s", tc.query, hits, tc.first, tc.why)
+			continue
+		}
+		for _, h := range hits {
+			if h.Name == tc.not && h.Score > hits[0].Score/2 {
+				t.Errorf("Search(%q): %s scores %.2f, more than half of %s's %.2f: %s", tc.query, h.Name, h.Score, hits[0].Name, hits[0].Score, tc.why)
+			}
+		}
+	}
+	// Associations learned from the tools: popup is in one description (handle_dialog);
+	// the name words of the tools that use it (handle, dialog) bring the other server's
+	// dialog tool, which never says popup, above tools that share nothing with the task.
+	hits := ix.Search("close the popup", 0)
+	rank := map[string]int{}
+	for i, h := range hits {
+		rank[h.Name] = i + 1
+	}
+	if r := rank["browser_handle_dialog"]; r == 0 || r > 2 {
+		t.Errorf("Search(close the popup) = %v: browser_handle_dialog at %d, want it second after handle_dialog (association)", hits, r)
+	}
+}
