@@ -134,6 +134,7 @@ func TestSkillsApprovalDenied(t *testing.T) {
 // (the model reads it too), and nothing of the skill is loaded.
 func TestSkillsHostile(t *testing.T) {
 	big := strings.Repeat("x", 50<<20)
+	lie := strings.Repeat("x", 1<<20) // served for a file the manifest says is small
 	cases := []struct {
 		name  string
 		skill func() skillstest.Skill
@@ -181,15 +182,28 @@ func TestSkillsHostile(t *testing.T) {
 		{name: "not in manifest", skill: pdfSkill, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"references/SECRET.md"}`, want: skills.ErrPath, file: "references/SECRET.md"},
 		{name: "50 MB file", skill: func() skillstest.Skill {
 			sk := pdfSkill()
-			sk.Files["assets/big.txt"] = big
+			sk.Files["assets/big.txt"] = "" // served as the manifest says: 50 MB
+			sk.Manifest = func(f []map[string]any) []map[string]any {
+				for _, e := range f {
+					if strings.HasSuffix(e["uri"].(string), "big.txt") {
+						e["size"], e["digest"] = 50<<20, skillstest.Digest(big)
+					}
+				}
+				return f
+			}
 			return sk
-		}, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"assets/big.txt"}`, want: skills.ErrLimit, file: "assets/big.txt"},
-		{name: "50 MB file declared small", skill: pdfSkill, serve: func(uri, c string) string {
-			if strings.HasSuffix(uri, "FORMS.md") {
+		}, serve: func(uri, c string) string {
+			if strings.HasSuffix(uri, "big.txt") {
 				return big
 			}
 			return c
-		}, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"references/FORMS.md"}`, want: nil, file: "references/FORMS.md"},
+		}, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"assets/big.txt"}`, want: skills.ErrLimit, file: "assets/big.txt"},
+		{name: "1 MB file declared small", skill: pdfSkill, serve: func(uri, c string) string {
+			if strings.HasSuffix(uri, "FORMS.md") {
+				return lie
+			}
+			return c
+		}, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"references/FORMS.md"}`, want: skills.ErrLimit, file: "references/FORMS.md"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func validName(n string) bool {
 // (specification: "URI scheme": the final <skill-path> segment is the skill's name).
 func nameOfURI(uri string) (string, error) {
 	i := strings.Index(uri, "://")
-	if i <= 0 || !strings.HasSuffix(uri, "/"+SkillFile) || len(uri) > 2048 {
+	if i <= 0 || !strings.HasSuffix(uri, "/"+SkillFile) || len(uri) > 2048 || len(uri) < i+3+1+len(SkillFile)+1 {
 		return "", fmt.Errorf("uri %s is not <scheme>://<skill-path>/%s", quote(uri), SkillFile)
 	}
 	segs := strings.Split(uri[i+3:len(uri)-len(SkillFile)-1], "/")
