@@ -172,6 +172,8 @@ import (
 //     loaded.
 //   - 16 KiB (fixed, skills.MaxFrontmatterBytes): a skill entry's frontmatter and a SKILL.md's YAML
 //     frontmatter. Over it: the entry is dropped, or the load fails; nothing is loaded.
+//   - 1 KiB (fixed, skills.MaxDescriptionBytes): a skill's description in the catalogue and the
+//     skill index (the Agent Skills bound). Over it: the description is cut on a rune boundary.
 //   - 2,000 (fixed, skills.DefaultIndexTokens): the skill index of SkillsPrompt when no cap is
 //     given, in tokens. Over it: the remaining skills are left out with a line saying how many.
 //   - 4 MiB (fixed, auth.MaxTokenFile): the OAuth token file read into memory. Over it: reading the
@@ -542,6 +544,9 @@ var limitTable = []limit{
 	{name: "skills.MaxFrontmatterBytes", value: skills.MaxFrontmatterBytes, unit: unitBytes,
 		bounds: "a skill entry's frontmatter and a SKILL.md's YAML frontmatter",
 		over:   "the entry is dropped, or the load fails; nothing is loaded"},
+	{name: "skills.MaxDescriptionBytes", value: skills.MaxDescriptionBytes, unit: unitBytes,
+		bounds: "a skill's description in the catalogue and the skill index (the Agent Skills bound)",
+		over:   "the description is cut on a rune boundary"},
 	{name: "skills.DefaultIndexTokens", value: skills.DefaultIndexTokens, unit: unitCount,
 		bounds: "the skill index of SkillsPrompt when no cap is given, in tokens",
 		over:   "the remaining skills are left out with a line saying how many"},

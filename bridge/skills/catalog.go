@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Problem is an entry a listing dropped and why (a bad name, a malformed manifest).
@@ -51,7 +52,7 @@ func Discover(ctx context.Context, server string, conn Conn, offered bool, resou
 			if len(c.skills) == MaxSkillsPerServer {
 				return nil, c.err(MethodList, "", "", fmt.Errorf("%w: more than %d skill resources", ErrLimit, MaxSkillsPerServer))
 			}
-			c.skills = append(c.skills, Skill{URI: r.URI, Name: name, Description: clip(r.Description, MaxDescriptionBytes), Dynamic: true})
+			c.skills = append(c.skills, Skill{URI: r.URI, Name: name, Description: redact.ClipMark(Clean(r.Description), MaxDescriptionBytes, ""), Dynamic: true})
 		}
 		c.sortSkills()
 		return c, nil
@@ -78,7 +79,7 @@ func Discover(ctx context.Context, server string, conn Conn, offered bool, resou
 		for _, e := range res.Skills {
 			sk, err := decodeEntry(e)
 			if err != nil {
-				c.problems = append(c.problems, Problem{URI: clip(sk.URI, 300), Problem: clip(err.Error(), 500)})
+				c.problems = append(c.problems, Problem{URI: redact.ClipMark(Clean(sk.URI), 300, ""), Problem: redact.ClipMark(Clean(err.Error()), 500, "")})
 				continue
 			}
 			c.skills = append(c.skills, sk)
@@ -364,16 +365,4 @@ func fence(s string) string {
 		b.WriteString("&lt;/")
 		s, ls = s[i+2:], ls[i+2:]
 	}
-}
-
-// clip is s cleaned and cut to n bytes on a rune boundary.
-func clip(s string, n int) string {
-	s = Clean(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // Index renders the skills of catalogs as one compact system-prompt section: a heading, a
@@ -44,7 +46,7 @@ func Index(catalogs []*Catalog, count func(string) int, maxTokens int, loadTool 
 		head := fmt.Sprintf("\nServer %q:\n", Clean(c.Server()))
 		headDone := false
 		for _, sk := range c.Skills() {
-			line := fmt.Sprintf("- %s: %s\n", sk.Name, strings.Join(strings.Fields(clip(sk.Description, MaxDescriptionBytes)), " "))
+			line := fmt.Sprintf("- %s: %s\n", sk.Name, redact.OneLine(redact.ClipMark(Clean(sk.Description), MaxDescriptionBytes, "")))
 			add := count(line)
 			if !headDone {
 				add += count(head)
