@@ -171,6 +171,7 @@ func decodeEntry(raw json.RawMessage) (Skill, error) {
 	if sk.Name, sk.Description, err = checkFrontmatter(fm); err != nil {
 		return sk, err
 	}
+	sk.Description = Clean(sk.Description) // the server's words: control and bidi characters escaped
 	if sk.Name != name {
 		return sk, fmt.Errorf("%w: the URI's final segment %q is not the frontmatter name %q", ErrFrontmatter, name, sk.Name)
 	}

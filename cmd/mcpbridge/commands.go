@@ -52,6 +52,8 @@ type cliFlags struct {
 	adapt            bool   // tools --format: adapt schemas to what the API accepts
 	geminiParameters bool   // tools --format gemini: the OpenAPI-subset "parameters" field
 	deferMode        string // tools --format: deferred loading with this search ("" off)
+
+	skills bool // set by the skills command: connect with bridge.Options.Skills
 }
 
 // Flags more than one command takes.
@@ -139,6 +141,18 @@ shows it) with the JSON object given (default {}) through the bridge, and prints
 would read. A tool's own error prints its text and exits 2. While the call runs, progress the
 server reports and the status of an MCP task (a tool that runs as one, see the tasks key of
 the servers file) are shown on stderr; Ctrl-C cancels the call, and the task on the server.
+`,
+		},
+		{
+			name: "skills", args: "FILE [SKILL]", minArgs: 1, maxArgs: 2, run: runSkills,
+			flags:   []cliFlag{jsonFlag(), verboseFlag(), timeoutFlag()},
+			summary: "list the servers' skills, or print one",
+			doc: `Connects to the servers in FILE with the MCP Skills extension and lists each server's
+skills (io.modelcontextprotocol/skills: skills/list, or skill:// resources): name,
+description, files, size and what they cost a model in tokens; no skill file is read to list
+them. With SKILL (a name, or SERVER/NAME), loads that skill's SKILL.md, verified against the
+server's manifest (digest, size, frontmatter), and prints it as a model reads it; a
+verification failure names server, skill and file and exits 2.
 `,
 		},
 		{

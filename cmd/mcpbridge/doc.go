@@ -5,6 +5,7 @@
 //	mcpbridge probe FILE [--json] [-v] [--timeout D]                                                                      dial every server and report what works
 //	mcpbridge tools FILE [--json] [--format F] [--strict] [--adapt] [--gemini-parameters] [--defer S] [-v] [--timeout D]  list the tools exactly as a model sees them
 //	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]                                                                  call one tool, print what the model reads
+//	mcpbridge skills FILE [SKILL] [--json] [-v] [--timeout D]                                                             list the servers' skills, or print one
 //	mcpbridge serve FILE [--addr ADDR] [-v] [--timeout D]                                                                 see and try every server, tool and MCP App in a browser
 //	mcpbridge login FILE [ID...] [--no-browser] [--wait D] [-v] [--timeout D]                                             log in to OAuth servers once, in a browser
 //	mcpbridge logout FILE ID... [-v]                                                                                      forget the stored OAuth tokens of servers

@@ -76,6 +76,8 @@ func serveStdio(kind string) int {
 	case "echoargs": // prints its arguments and API_TOKEN to stderr, then fails like crash
 		fmt.Fprintln(os.Stderr, "the args server started with", os.Args[1:], "token", os.Getenv("API_TOKEN"))
 		return 3
+	case "skills", "skills-tampered": // skills_test.go: internal/skillstest's server
+		return serveSkills(kind)
 	case "tasks": // a tool that runs as an MCP task (tasks_test.go)
 		return serveTasks()
 	case "crash":

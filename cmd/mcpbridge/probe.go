@@ -71,6 +71,8 @@ type serverReport struct {
 	// bounded), and InstructionsTokens what they cost in a system prompt.
 	Instructions       string `json:"instructions,omitempty"`
 	InstructionsTokens int    `json:"instructionsTokens,omitempty"`
+	// Skills are the server's skills (skills.go): metadata only, with their token costs.
+	Skills []skillReport `json:"skills,omitempty"`
 	// Auth is the OAuth grant in use (type, access token expiry, whether a refresh token
 	// is kept); never a token.
 	Auth  *bridge.AuthStatus `json:"auth,omitempty"`
@@ -140,6 +142,7 @@ func runProbe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	set, cerr := bridge.Connect(ctx, cfgs, &bridge.Options{
 		Logger:         newLogger(con, bridgeLevel),
 		ConnectTimeout: fl.timeout,
+		Skills:         true, // probe lists skills too (metadata only)
 		OnStatus: func(_ context.Context, st bridge.ServerStatus) {
 			p.done(st, time.Since(start))
 		},
@@ -371,6 +374,9 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 				sr.InstructionsTokens = tc.Count(st.Instructions)
 			}
 			sr.Auth = st.Auth
+			if s, found := set.Lookup(cfg.ID); found {
+				sr.Skills = skillReports(s, tc)
+			}
 			all = append(all, tools...)
 		}
 		rep.Servers = append(rep.Servers, sr)

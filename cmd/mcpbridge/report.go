@@ -124,6 +124,9 @@ func writeReport(w io.Writer, rep *probeReport) error {
 		if sr.Instructions != "" {
 			row("instructions", instructionLines(sr)...)
 		}
+		if len(sr.Skills) > 0 {
+			row("skills", skillLines(sr.Skills)...)
+		}
 	}
 	return tw.Flush()
 }

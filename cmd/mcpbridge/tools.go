@@ -28,7 +28,7 @@ func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (se
 	if err != nil {
 		return nil, 0, err
 	}
-	set, err = bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout})
+	set, err = bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, Skills: fl.skills})
 	switch {
 	case ctx.Err() != nil:
 		if set != nil {
