@@ -38,8 +38,11 @@ func words(s string, yield func(run string, parts []string)) {
 		run, parts = -1, parts[:0]
 	}
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 || !(unicode.IsLetter(r) || unicode.IsDigit(r)) {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if r == utf8.RuneError && size <= 1 || !isAlnum(r) {
 			endRun(i)
 			prev = 0
 			i += size
@@ -50,9 +53,9 @@ func words(s string, yield func(run string, parts []string)) {
 		}
 		if start >= 0 {
 			switch {
-			case unicode.IsUpper(r) && unicode.IsLower(prev), unicode.IsDigit(r) != unicode.IsDigit(prev):
+			case isUpper(r) && isLower(prev), isDigit(r) != isDigit(prev):
 				endWord(i) // camelCase, page2
-			case unicode.IsUpper(prev) && unicode.IsLower(r) && i-start > utf8.RuneLen(prev):
+			case isUpper(prev) && isLower(r) && i-start > utf8.RuneLen(prev):
 				endWord(i - utf8.RuneLen(prev)) // HTTPServer: "http", then "server"
 				start = i - utf8.RuneLen(prev)
 			}
@@ -64,6 +67,35 @@ func words(s string, yield func(run string, parts []string)) {
 		i += size
 	}
 	endRun(len(s))
+}
+
+// isAlnum, isUpper, isLower and isDigit are package unicode's, with ASCII answered first.
+func isAlnum(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func isUpper(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsUpper(r)
+}
+
+func isLower(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z'
+	}
+	return unicode.IsLower(r)
+}
+
+func isDigit(r rune) bool {
+	if r < utf8.RuneSelf {
+		return '0' <= r && r <= '9'
+	}
+	return unicode.IsDigit(r)
 }
 
 // lowerCut lowercases w and cuts it to maxTermBytes at a rune boundary.
@@ -156,8 +188,24 @@ func isConsonant(c byte) bool { return 'a' <= c && c <= 'z' && !strings.Contains
 // by case or digits (GitHub), whole decides: nil keeps its words and the whole run
 // (documents, so either form finds them); a query keeps the whole run where whole says the
 // index knows it, else its words.
-func terms(dst []string, s string, whole func(term string) bool) []string {
+//
+// stems, when not nil, caches the stem of each word ("" for a stopword) across calls: New
+// meets the same words in every document.
+func terms(dst []string, s string, whole func(term string) bool, stems map[string]string) []string {
 	var prev string
+	stemOf := func(w string) string {
+		if st, ok := stems[w]; ok {
+			return st
+		}
+		st := ""
+		if !isStopword(w) {
+			st = stem(w)
+		}
+		if stems != nil {
+			stems[w] = st
+		}
+		return st
+	}
 	word := func(w string) {
 		if one := phrase(prev, w); one != "" {
 			if n := len(dst); n > 0 && !isStopword(prev) && dst[n-1] == stem(prev) {
@@ -168,8 +216,8 @@ func terms(dst []string, s string, whole func(term string) bool) []string {
 			return
 		}
 		prev = w
-		if !isStopword(w) {
-			dst = append(dst, stem(w))
+		if st := stemOf(w); st != "" {
+			dst = append(dst, st)
 		}
 	}
 	words(s, func(run string, parts []string) {

@@ -159,12 +159,13 @@ func New(docs []Document) *Index {
 	all := make([]fieldTerms, len(docs))
 	serverID := map[string]int{}
 	ix.server = make([]int, len(docs))
+	stems := map[string]string{} // each word's stem, once per index
 	// Every tool of a server has its server's name and instructions: split each text once.
 	split := map[string][]string{}
 	shared := func(text string) []string {
 		ts, ok := split[text]
 		if !ok {
-			ts = terms(nil, redact.ClipMark(text, maxDocText, ""), nil)
+			ts = terms(nil, redact.ClipMark(text, maxDocText, ""), nil, stems)
 			split[text] = ts
 		}
 		return ts
@@ -173,16 +174,16 @@ func New(docs []Document) *Index {
 	for i, d := range docs {
 		ix.names[i] = d.Name
 		ft := &all[i]
-		ft[fieldName] = terms(nil, redact.ClipMark(d.Name, maxDocText, ""), nil)
-		ft[fieldTitle] = terms(nil, redact.ClipMark(d.Title, maxDocText, ""), nil)
-		ft[fieldDescription] = terms(nil, redact.ClipMark(d.Description, maxDocText, ""), nil)
+		ft[fieldName] = terms(nil, redact.ClipMark(d.Name, maxDocText, ""), nil, stems)
+		ft[fieldTitle] = terms(nil, redact.ClipMark(d.Title, maxDocText, ""), nil, stems)
+		ft[fieldDescription] = terms(nil, redact.ClipMark(d.Description, maxDocText, ""), nil, stems)
 		var pn, pd []string
 		for j, p := range d.Params {
 			if j >= maxParams {
 				break
 			}
-			pn = terms(pn, redact.ClipMark(p.Name, maxDocText, ""), nil)
-			pd = terms(pd, redact.ClipMark(p.Description, maxDocText, ""), nil)
+			pn = terms(pn, redact.ClipMark(p.Name, maxDocText, ""), nil, stems)
+			pd = terms(pd, redact.ClipMark(p.Description, maxDocText, ""), nil, stems)
 		}
 		ft[fieldParamName], ft[fieldParamDescription] = pn, pd
 		ft[fieldServer] = shared(d.Server)
@@ -317,7 +318,7 @@ func (ix *Index) Len() int { return len(ix.names) }
 // Search returns the k best documents for query, best first; fewer when fewer match, none
 // for a query without a meaningful word. Ties keep document order. k <= 0 means every match.
 func (ix *Index) Search(query string, k int) []Hit {
-	qt := ix.queryTerms(terms(nil, redact.ClipMark(query, maxDocText, ""), ix.knows))
+	qt := ix.queryTerms(terms(nil, redact.ClipMark(query, maxDocText, ""), ix.knows, nil))
 	if len(qt) == 0 || len(ix.names) == 0 {
 		return nil
 	}
