@@ -21,6 +21,22 @@ type evalSet struct {
 	Queries []query `json:"queries"`
 }
 
+// heldOutSets are the sets of heldOutFile.
+func heldOutSets(tb testing.TB) []evalSet {
+	tb.Helper()
+	data, err := os.ReadFile(heldOutFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var doc struct {
+		Sets []evalSet `json:"sets"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		tb.Fatal(err)
+	}
+	return doc.Sets
+}
+
 // rankOf is the 1-based rank of the first wanted tool in got, or len(got)+1.
 func rankOf(got []string, want []string) int {
 	i := slices.IndexFunc(got, func(n string) bool { return slices.Contains(want, n) })
@@ -37,18 +53,8 @@ func rankOf(got []string, want []string) int {
 // than BM25 on at most 5 % of tasks) are measured here, not asserted, so that nobody tunes to
 // make this test pass.
 func TestHeldOut(t *testing.T) {
-	data, err := os.ReadFile(heldOutFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Sets []evalSet `json:"sets"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
 	var total int
-	for _, set := range doc.Sets {
+	for _, set := range heldOutSets(t) {
 		docs := serverDocs(t, "testdata/"+set.Tools)
 		known := map[string]bool{}
 		for _, d := range docs {

@@ -249,19 +249,37 @@ func (b *plainBM25) search(q string, k int) []string {
 // generator (go run ./integration/bench): the queries answered first and in the top 5, and
 // MRR, of the index and of plain BM25, on the main and the held-out query sets.
 func BenchmarkQuality(b *testing.B) {
-	docs := sweepDocs(b)
-	ix := toolsearch.New(docs)
-	base := newPlainBM25(docs)
-	sets := []struct{ name, file string }{{"main", "testdata/queries.json"}, {"heldout", "testdata/queries-heldout.json"}}
+	type set struct {
+		name    string
+		docs    []toolsearch.Document
+		queries []query
+	}
+	sweepTools := sweepDocs(b)
+	sets := []set{{"main", sweepTools, queries(b, "testdata/queries.json")}, {"heldout", sweepTools, queries(b, "testdata/queries-heldout.json")}}
+	for _, e := range heldOutSets(b) { // the held-out evaluation: measured, never tuned on
+		sets = append(sets, set{"eval-" + e.Name, serverDocs(b, "testdata/"+e.Tools), e.Queries})
+	}
 	var report []func()
 	for b.Loop() {
 		report = report[:0]
 		for _, set := range sets {
-			qs := queries(b, set.file)
-			ours := measure(qs, func(q string) []string { return names(ix.Search(q, 10)) })
-			plain := measure(qs, func(q string) []string { return base.search(q, 10) })
+			ix := toolsearch.New(set.docs)
+			base := newPlainBM25(set.docs)
+			qs := set.queries
+			search := func(q string) []string { return names(ix.Search(q, 50)) }
+			plainSearch := func(q string) []string { return base.search(q, 50) }
+			ours := measure(qs, search)
+			plain := measure(qs, plainSearch)
+			var worse int
+			for _, q := range qs {
+				if rankOf(search(q.Query), q.Want) > rankOf(plainSearch(q.Query), q.Want) {
+					worse++
+				}
+			}
 			report = append(report, func() {
 				b.ReportMetric(float64(len(qs)), set.name+"-queries")
+				b.ReportMetric(float64(len(set.docs)), set.name+"-tools")
+				b.ReportMetric(float64(worse), set.name+"-worse")
 				for _, m := range []struct {
 					who string
 					q   quality
@@ -274,7 +292,7 @@ func BenchmarkQuality(b *testing.B) {
 			})
 		}
 	}
-	b.ReportMetric(float64(len(docs)), "tools")
+	b.ReportMetric(float64(len(sweepTools)), "tools")
 	for _, r := range report {
 		r()
 	}

@@ -105,6 +105,8 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkQuality$", "-test.benchtime", "1x"}},
 		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSearch$", "-test.benchmem", "-test.benchtime", bt("3000x", "100x")}},
 		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkNew$", "-test.benchmem", "-test.benchtime", bt("10x", "1x")}},
+		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkIndex$", "-test.benchmem", "-test.benchtime", bt("10x", "1x")}},
+		{"bridge/toolsearch", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSearchP99$", "-test.benchtime", bt("20x", "1x")}},
 		{"bridge/tokens", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSweep$", "-test.benchmem", "-test.benchtime", bt("5x", "1x")}},
 	}
 	steps = append(steps, usersSteps(bt)...)
