@@ -152,9 +152,11 @@ type toolCall struct {
 	input expose.Input    // exposedArguments: an exposed tool's arguments, decoded
 	ob    *callObs        // observe: nil when nothing watches calls
 	res   *mcp.CallToolResult
-	text  string          // flatten: what the model reads; beforeCall: a denial's reason
-	json  json.RawMessage // encodeResult: the result as JSON (an App's call)
-	task  *Task           // createTask: the task the server made (StartTask only)
+	// structured: sendTool, for flatten: the result's structuredContent as sent.
+	structured rawStructured
+	text       string          // flatten: what the model reads; beforeCall: a denial's reason
+	json       json.RawMessage // encodeResult: the result as JSON (an App's call)
+	task       *Task           // createTask: the task the server made (StartTask only)
 	// resultErr is the tool's own failure the result reports (flatten: a
 	// *results.ToolError): the call's outcome, not a stage's failure, so the stages after
 	// flatten still run.
@@ -298,6 +300,7 @@ func sendTool(c *toolCall) error {
 		taskBounded: c.taskBounded,
 		taskTimeout: c.taskTimeout,
 		shared:      shared,
+		structured:  c.wantStructured(),
 	})
 	return finalErr(err)
 }
@@ -315,6 +318,17 @@ type sendOptions struct {
 	taskTimeout time.Duration
 	// shared: only the result's text is used (wire.CallOptions.SharedMeta).
 	shared bool
+	// structured, when set, receives the result's structuredContent as the server sent it
+	// (a call the model reads: results.Options.Structured keeps the server's key order).
+	structured *rawStructured
+}
+
+// rawStructured is a call's structuredContent as the server sent it (raw), and the tap
+// that follows the call for it when no task tap does (part of the call value, so that
+// following costs no allocation).
+type rawStructured struct {
+	raw []byte
+	tap wire.Tap
 }
 
 // checkOutput checks a model's result's structuredContent against the tool's
@@ -334,8 +348,17 @@ func checkOutput(c *toolCall) error {
 // the tool's failure is the call's outcome (resultErr).
 func flatten(c *toolCall) error {
 	app := c.rt != nil && c.rt.ui.ResourceURI != ""
-	c.text, c.resultErr = results.Flatten(c.res, &results.Options{MaxBytes: c.s.opts.MaxResultBytes, App: app})
+	c.text, c.resultErr = results.Flatten(c.res, &results.Options{MaxBytes: c.s.opts.MaxResultBytes, App: app, Structured: c.structured.raw})
 	return nil
+}
+
+// wantStructured is where send keeps the raw structuredContent of a call whose result
+// the model reads it of (flatten, an ordinary tool); nil for the others.
+func (c *toolCall) wantStructured() *rawStructured {
+	if c.origin != OriginHandler || c.rt == nil || c.rt.ui.ResourceURI != "" {
+		return nil
+	}
+	return &c.structured
 }
 
 // appResult passes the result of a tool with an MCP App to Options.OnAppResult.

@@ -161,7 +161,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 			params.SetProgressToken(tok)
 		}
 		var err error
-		res, task, err = taskHost{s}.sendCall(ctx, sess, rt, params, false, o.shared)
+		res, task, err = taskHost{s}.sendCall(ctx, sess, rt, params, false, o)
 		return err
 	})
 	if err == nil && task != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // MCP tasks, client side: the protocol (wire shapes, lifecycle, polling, input) is
@@ -122,7 +123,7 @@ func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMess
 			params.Meta = meta
 		}
 		var err error
-		res, run, err = taskHost{s}.sendCall(ctx, sess, rt, params, true, false)
+		res, run, err = taskHost{s}.sendCall(ctx, sess, rt, params, true, sendOptions{})
 		return err
 	})
 	switch {
@@ -230,21 +231,35 @@ func taskTools(remote map[string]*remoteTool) []TaskTool {
 	return out
 }
 
+// keepNone is the Keep of a tap that follows a call only for its structured content.
+func keepNone(json.RawMessage) bool { return false }
+
 // sendCall sends one tools/call on sess, directly or through go-sdk (callOn); when the call
 // may become a task, with the task tap, on either path. It returns the result, or the task
-// the server created instead. force (StartTask) asks for a task; shared: only the result's
-// text is used (wire.CallOptions.SharedMeta).
-func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force, shared bool) (*mcp.CallToolResult, *taskRun, error) {
+// the server created instead. force (StartTask) asks for a task; o.shared: only the result's
+// text is used (wire.CallOptions.SharedMeta); o.structured receives the result's raw
+// structuredContent (the tap keeps it, on either path).
+func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force bool, o sendOptions) (*mcp.CallToolResult, *taskRun, error) {
 	s := h.s
 	tap, err := s.tasks.CallTap(sess.Caps, rt.taskSupport, rt.label, force)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := sess.CallTool(ctx, params, rt.callOptions(ctx, tap, shared, &s.progress)) // direct or through go-sdk (internal/session)
+	if o.structured != nil {
+		if tap == nil {
+			tap = &o.structured.tap
+			*tap = wire.Tap{Method: "tools/call", Keep: keepNone}
+		}
+		tap.Structured = true
+	}
+	res, err := sess.CallTool(ctx, params, rt.callOptions(ctx, tap, o.shared, &s.progress)) // direct or through go-sdk (internal/session)
 	if tap == nil {
 		return res, nil, err
 	}
 	tap.Done()
+	if o.structured != nil {
+		o.structured.raw = tap.StructuredContent()
+	}
 	raw := tap.Result()
 	if raw == nil {
 		return res, nil, err

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ttalk/mcpbridge/bridge"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite results/testdata/corpus from the npm servers (TestResultCorpus)")
@@ -316,4 +319,32 @@ func (c *rawClient) appTools(t *testing.T) map[string]bool {
 		apps[tl.Name] = tl.Meta.UI.ResourceURI != "" || tl.Meta.Flat != ""
 	}
 	return apps
+}
+
+// TestStructuredKeyOrder: through the bridge, the model reads the real sequential-thinking
+// server's structured content in the server's key order (go-sdk decodes it into a map,
+// which sorts them), once: the pretty-printed copy the server also sends is dropped.
+func TestStructuredKeyOrder(t *testing.T) {
+	s := requireServers(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := bridge.Dial(ctx, s.stdio("thinking", pkgSequentialThinking), &bridge.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var tool bridge.Tool
+	for _, tl := range srv.Tools() {
+		if tl.RemoteName == "sequentialthinking" {
+			tool = tl
+		}
+	}
+	if tool.Handler == nil {
+		t.Fatalf("no sequentialthinking tool in %v", srv.Tools())
+	}
+	out, err := tool.Handler(ctx, json.RawMessage(`{"thought":"Start.","nextThoughtNeeded":true,"thoughtNumber":1,"totalThoughts":3}`))
+	const want = `{"thoughtNumber":1,"totalThoughts":3,"nextThoughtNeeded":true,"branches":[],"thoughtHistoryLength":1}`
+	if err != nil || out != want {
+		t.Errorf("Handler() = %q, %v; want %q", out, err, want)
+	}
 }

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 )
 
 // This file is rule 1's copy check: whether a text block says nothing the structured
@@ -560,11 +561,48 @@ func equalFoldASCII(a, b string) bool {
 }
 
 // compactRaw returns raw (the structured content as the server sent it) compacted, or ok
-// false when it is not one valid JSON value.
+// false when it is not one valid JSON value. Keys stay in the server's order and numbers as
+// it wrote them; strings are spelt as everywhere else in the text (jsonstr: escapes such as
+// \u003c decoded, no HTML escaping), so the model reads "<", not "\u003c".
 func compactRaw(raw []byte) (string, bool) {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil || b.Len() == 0 {
+	if !json.Valid(raw) {
 		return "", false
 	}
-	return b.String(), true
+	b := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case isSpace(c):
+		case c == '"':
+			j, escaped := stringEnd(raw, i)
+			if !escaped {
+				b = append(b, raw[i:j]...)
+			} else {
+				var str string
+				if json.Unmarshal(raw[i:j], &str) != nil {
+					return "", false // unreachable: raw is valid
+				}
+				b = jsonstr.Append(b, str)
+			}
+			i = j - 1
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b), len(b) > 0
+}
+
+// stringEnd returns the index just past the JSON string that starts at raw[i] (raw is
+// valid JSON), and whether it holds an escape.
+func stringEnd(raw []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return len(raw), escaped
 }

@@ -94,12 +94,56 @@ func TestCopyCheck(t *testing.T) {
 	}
 }
 
-// compact is js compacted, as sent otherwise (no escaping added).
+// compact is js as the model reads structured content sent as js: compacted, keys in
+// their order, numbers as written, strings as encoding/json writes them without HTML
+// escaping. (An oracle written apart from the package's own compactor, on json tokens.)
 func compact(t testing.TB, js string) string {
 	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.UseNumber()
 	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(js)); err != nil {
-		t.Fatal(err)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	type level struct {
+		object bool
+		n      int
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			b.WriteByte(byte(d))
+			continue
+		}
+		if len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			switch {
+			case top.object && top.n%2 == 1:
+				b.WriteByte(':')
+			case top.n > 0:
+				b.WriteByte(',')
+			}
+			top.n++
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			b.WriteByte(byte(v))
+			stack = append(stack, level{object: v == '{'})
+		case json.Number:
+			b.WriteString(string(v))
+		case string:
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			b.Truncate(b.Len() - 1) // the Encoder's newline
+		default:
+			out, _ := json.Marshal(v)
+			b.Write(out)
+		}
 	}
 	return b.String()
 }
@@ -120,6 +164,10 @@ func TestFlattenStructuredKeyOrder(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("Flatten(Structured: %q) = %q, %v; want %q", tt.raw, got, err, tt.want)
 		}
+	}
+	esc := copyResult(t, `{"b":"<x> & y","a":1.5}`)
+	if got, _ := results.Flatten(esc, &results.Options{Structured: []byte(`{"b":"\u003cx\u003e \u0026 y","a":1.50}`)}); got != `{"b":"<x> & y","a":1.50}` {
+		t.Errorf("escaped strings: Flatten() = %q", got)
 	}
 	app, _ := results.Flatten(&mcp.CallToolResult{StructuredContent: map[string]any{"a": 1}, Content: []mcp.Content{&mcp.TextContent{Text: "shown"}}},
 		&results.Options{App: true, Structured: []byte(`{"a":1}`)})

@@ -7,8 +7,9 @@
 //
 //  1. If structuredContent is present (and the tool is not an MCP App tool), the text starts
 //     with its compact JSON (no HTML escaping): the bytes the server sent, compacted, in its
-//     key order, when the caller has them ([Options].Structured), else the encoding of the
-//     decoded value. Then each fact is read once: a text block is dropped when it is a copy,
+//     key order and with its numbers as written (strings spelt without needless escapes),
+//     when the caller has them ([Options].Structured), else the encoding of the decoded
+//     value. Then each fact is read once: a text block is dropped when it is a copy,
 //     that is when, with the structured content's members being itself and every value in
 //     it at any depth,
 //     (a) it equals the compact JSON up to whitespace (or, for a string value, the string),

@@ -42,8 +42,9 @@ type Options struct {
 	App bool
 	// Structured, when set, is the result's structuredContent as the server sent it (the
 	// bytes of that member of the raw tools/call result). The model then reads it compacted,
-	// in the server's key order, instead of the encoding of res.StructuredContent (a decoded
-	// map, whose keys come out sorted). Bytes that are not one valid JSON value are ignored;
+	// in the server's key order with its numbers as written (strings spelt as in the rest of
+	// the text, escapes such as \u003c decoded), instead of the encoding of
+	// res.StructuredContent (a decoded map, whose keys come out sorted). Bytes that are not one valid JSON value are ignored;
 	// it is ignored too when res.StructuredContent is nil or for an App tool. Flatten
 	// neither keeps nor modifies it.
 	Structured []byte

@@ -37,10 +37,16 @@ type Tap struct {
 	// example only task handles, so that ordinary results are not copied). nil keeps
 	// every result.
 	Keep func(result json.RawMessage) bool
+	// Structured, when set, makes the tap keep a copy of the structuredContent member of
+	// the last followed result, as the server sent it (StructuredContent), whatever Keep
+	// says: the server's key order, which go-sdk's decoding into a map loses. A result
+	// without one keeps nothing.
+	Structured bool
 
-	mu     sync.Mutex
-	result json.RawMessage
-	undo   []func() // forget the requests followed (Done)
+	mu         sync.Mutex
+	result     json.RawMessage
+	structured json.RawMessage
+	undo       []func() // forget the requests followed (Done)
 }
 
 type tapKey struct{}
@@ -79,14 +85,36 @@ func (t *Tap) Result() json.RawMessage {
 	return t.result
 }
 
-// offer keeps result when Keep accepts it.
+// StructuredContent returns the structuredContent member of the last followed result as
+// the server sent it, when t.Structured asked for it and the result had one; else nil.
+func (t *Tap) StructuredContent() json.RawMessage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.structured
+}
+
+// offer keeps result when Keep accepts it, and its structuredContent when t.Structured.
 func (t *Tap) offer(result json.RawMessage) {
-	if len(result) == 0 || (t.Keep != nil && !t.Keep(result)) {
+	if len(result) == 0 {
 		return
 	}
-	kept := append(json.RawMessage(nil), result...) // result may alias a read buffer
+	var sc json.RawMessage
+	if t.Structured {
+		if v, ok := memberValue(result, "structuredContent"); ok && !isNull(v) {
+			sc = append(json.RawMessage(nil), v...) // result may alias a read buffer
+		}
+	}
+	var kept json.RawMessage
+	if t.Keep == nil || t.Keep(result) {
+		kept = append(json.RawMessage(nil), result...)
+	}
 	t.mu.Lock()
-	t.result = kept
+	if t.Structured {
+		t.structured = sc
+	}
+	if kept != nil {
+		t.result = kept
+	}
 	t.mu.Unlock()
 }
 

@@ -93,3 +93,42 @@ func TestTapDoneForgets(t *testing.T) {
 		t.Errorf("taps left after Done: %d", len(c.m))
 	}
 }
+
+// TestTapStructured: a tap with Structured keeps the raw structuredContent of each followed
+// result (the last one wins; a result without one clears it), apart from what Keep keeps.
+func TestTapStructured(t *testing.T) {
+	none := func(json.RawMessage) bool { return false }
+	for _, tc := range []struct {
+		name       string
+		keep       func(json.RawMessage) bool
+		results    []string
+		structured string
+		kept       bool
+	}{
+		{"kept as sent", none, []string{`{"content":[],"structuredContent":{ "z": 1, "a": [2] }}`}, `{ "z": 1, "a": [2] }`, false},
+		{"null is none", none, []string{`{"structuredContent":null}`}, ``, false},
+		{"the last result", none, []string{`{"structuredContent":{"a":1}}`, `{"content":[]}`}, ``, false},
+		{"with Keep", nil, []string{`{"structuredContent":"s"}`}, `"s"`, true},
+		{"not an object", none, []string{`[1]`}, ``, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tap := &Tap{Method: "tools/call", Keep: tc.keep, Structured: true}
+			for _, r := range tc.results {
+				buf := []byte(r)
+				tap.offer(buf)
+				copy(buf, make([]byte, len(buf))) // the read buffer is reused
+			}
+			if got := string(tap.StructuredContent()); got != tc.structured {
+				t.Errorf("StructuredContent() = %q, want %q", got, tc.structured)
+			}
+			if kept := tap.Result() != nil; kept != tc.kept {
+				t.Errorf("Result() kept = %v, want %v", kept, tc.kept)
+			}
+		})
+	}
+	plain := &Tap{Method: "tools/call", Keep: none}
+	plain.offer([]byte(`{"structuredContent":{"a":1}}`))
+	if plain.StructuredContent() != nil {
+		t.Error("a tap without Structured kept the structured content")
+	}
+}

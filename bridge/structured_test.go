@@ -1,0 +1,84 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// orderedStructured is a structured content whose keys are not sorted, at every level.
+const orderedStructured = `{"zeta":1,"alpha":{"y":true,"b":[3,1]},"mid":"m"}`
+
+// orderedServer serves "ordered", which answers orderedStructured with the usual
+// pretty-printed copy as text, and "app", an App tool with the same result.
+func orderedServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ordered", Version: "1"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{
+			StructuredContent: json.RawMessage(orderedStructured),
+			Content:           []mcp.Content{&mcp.TextContent{Text: "{\n  \"zeta\": 1,\n  \"alpha\": {\"y\": true, \"b\": [3, 1]},\n  \"mid\": \"m\"\n}"}},
+		}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "ordered", InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
+	srv.AddTool(&mcp.Tool{Name: "app", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://ordered/app.html"}}}, handler)
+	return srv
+}
+
+// TestStructuredKeyOrder: the model reads a result's structured content as the server sent
+// it, compacted, in its key order (not go-sdk's decoded map's sorted keys), with the text
+// copy dropped, on the direct path (in-process, Streamable HTTP on 2026-07-28) and on
+// go-sdk's (a Streamable HTTP session before 2026-07-28); the raw result (CallTool) and an
+// App tool's content stay as they were.
+func TestStructuredKeyOrder(t *testing.T) {
+	srvHTTP := func(stateless bool) bridge.ServerConfig {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return orderedServer() },
+			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: discard()})
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
+		return bridge.ServerConfig{ID: "h", Type: bridge.TypeHTTP, URL: ts.URL + "/mcp"}
+	}
+	for _, tc := range []struct {
+		name   string
+		cfg    func() bridge.ServerConfig
+		direct bool
+	}{
+		{"inprocess", func() bridge.ServerConfig { return inProcess("m", orderedServer()) }, true},
+		{"http stateless", func() bridge.ServerConfig { return srvHTTP(true) }, true},
+		{"http stateful", func() bridge.ServerConfig { return srvHTTP(false) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := dialT(t, tc.cfg(), nil)
+			tools := map[string]bridge.Tool{}
+			for _, tool := range s.Tools() {
+				tools[tool.RemoteName] = tool
+			}
+			out, err := tools["ordered"].Handler(ctxT(t, 20*time.Second), nil)
+			if err != nil || out != orderedStructured {
+				t.Errorf("Handler() = %q, %v; want %q", out, err, orderedStructured)
+			}
+			inv, err := tools["ordered"].Invoke(ctxT(t, 20*time.Second), nil)
+			if err != nil || inv.Text != orderedStructured {
+				t.Errorf("Invoke().Text = %q, %v; want %q", inv.Text, err, orderedStructured)
+			}
+			app, err := tools["app"].Handler(ctxT(t, 20*time.Second), nil)
+			if err != nil || app[0] != '{' || app[1] != '\n' {
+				t.Errorf("App tool: Handler() = %q, %v; want its text content", app, err)
+			}
+			res, err := s.CallTool(ctxT(t, 20*time.Second), "ordered", nil)
+			if err != nil || len(res.Content) != 1 {
+				t.Fatalf("CallTool() = %v, %v; want the raw result", res, err)
+			}
+			direct, sdk := s.CallPaths()
+			if (direct > 0) != tc.direct || (sdk > 0) == tc.direct {
+				t.Errorf("calls by path (direct, go-sdk) = %d, %d; want all on the direct path: %v", direct, sdk, tc.direct)
+			}
+		})
+	}
+}
