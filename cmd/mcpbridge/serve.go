@@ -36,7 +36,7 @@ func runServe(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 	}
 	fmt.Fprintf(env.stderr, "connecting %d servers…\n", len(servers))
 	calls := serve.NewCalls() // the page shows running calls and answers requests for input
-	set, err := bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, OnElicitation: calls.Elicit})
+	set, err := bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, OnElicitation: calls.Elicit, Skills: true})
 	switch {
 	case ctx.Err() != nil:
 		if set != nil {

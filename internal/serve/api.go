@@ -49,6 +49,25 @@ type serverInfo struct {
 	InstructionsTokens int        `json:"instructionsTokens,omitempty"`
 	Tokens             int        `json:"tokens,omitempty"` // the model-visible tool definitions
 	Tools              []toolInfo `json:"tools"`
+	// Skills are the server's skills as listed (bridge.Options.Skills): metadata only, the
+	// server's (untrusted) words shown as text.
+	Skills []skillInfo `json:"skills,omitempty"`
+}
+
+// skillInfo is one skill of a server: its name, description, files (paths inside the
+// skill, with their sizes) and what its index line costs.
+type skillInfo struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	URI         string     `json:"uri"`
+	Dynamic     bool       `json:"dynamic,omitempty"`
+	Files       []fileInfo `json:"files,omitempty"`
+	IndexTokens int        `json:"indexTokens,omitempty"`
+}
+
+type fileInfo struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
 }
 
 type timing struct {
@@ -142,6 +161,16 @@ func describe(s *bridge.Server, tc TokenCounter) serverInfo {
 	}
 	if tc != nil && st.Instructions != "" {
 		si.InstructionsTokens = tc.Count(st.Instructions)
+	}
+	for _, sk := range s.Skills().Skills() {
+		info := skillInfo{Name: sk.Name, Description: sk.Description, URI: sk.URI, Dynamic: sk.Dynamic}
+		for _, f := range sk.Files {
+			info.Files = append(info.Files, fileInfo{Path: strings.TrimPrefix(f.URI, sk.Dir()), Size: f.Size})
+		}
+		if tc != nil {
+			info.IndexTokens = tc.Count("- " + sk.Name + ": " + sk.Description + "\n")
+		}
+		si.Skills = append(si.Skills, info)
 	}
 	if st.Err != nil {
 		si.Status = "failed"

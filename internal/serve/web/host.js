@@ -148,6 +148,14 @@ function renderServers() {
         el("summary", { text: `instructions · ${(s.instructionsTokens || 0).toLocaleString("en")} tokens` }),
         el("pre", { text: s.instructions })));
     }
+    if (s.skills && s.skills.length) {
+      // The server's own words: shown as text, never as markup.
+      const items = s.skills.map((k) => el("li", {},
+        el("code", { text: k.name }), el("span", { text: ` ${k.description} · ${(k.indexTokens || 0).toLocaleString("en")} tokens · ` +
+          (k.dynamic ? "no manifest" : (k.files || []).map((f) => `${f.path} (${f.size.toLocaleString("en")} B)`).join(", ")) })));
+      box.append(el("details", { class: "skills" },
+        el("summary", { text: `skills · ${s.skills.length}` }), el("ul", {}, ...items)));
+    }
     const probs = [];
     for (const r of s.renamed || []) probs.push(`renamed ${r.remote} → ${r.name}: ${r.reason}`);
     for (const p of s.problems || []) probs.push(`${p.tool}: ${p.problem}${p.skipped ? " (skipped)" : ""}`);
