@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -303,46 +304,9 @@ func outcomeOf(err error) Outcome {
 	return OutcomeTransport
 }
 
-// sentByServer returns the first JSON-RPC error in err's tree that the server sent, or nil.
-// go-sdk wraps failures of its own side in JSON-RPC errors of its own making ("rejected by
-// transport" around an HTTP 503 or a refused connection, "client is closing", "server is
-// closing"); those say nothing the server said, so they are skipped.
-func sentByServer(err error) *jsonrpc.Error {
-	switch e := err.(type) {
-	case nil:
-		return nil
-	case *jsonrpc.Error:
-		if !sdkLocal(e) {
-			return e
-		}
-	case *maskedError:
-		return sentByServer(e.orig)
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if je := sentByServer(e); je != nil {
-				return je
-			}
-		}
-	case interface{ Unwrap() error }:
-		return sentByServer(u.Unwrap())
-	}
-	return nil
-}
-
-// sdkLocal reports whether je is one of go-sdk's own JSON-RPC errors (its internal jsonrpc2
-// package's ErrRejected, ErrClientClosing and ErrServerClosing), recognised by code and
-// message since go-sdk does not export them.
-func sdkLocal(je *jsonrpc.Error) bool {
-	switch {
-	case je.Code == codeRejected && je.Message == "rejected by transport",
-		je.Code == -32003 && je.Message == "client is closing",
-		je.Code == -32004 && je.Message == "server is closing":
-		return true
-	}
-	return false
-}
+// sentByServer returns the first JSON-RPC error in err's tree that the server sent, or nil
+// (internal/session: go-sdk's own JSON-RPC errors are skipped).
+func sentByServer(err error) *jsonrpc.Error { return session.SentByServer(err) }
 
 // modelName returns the model-visible name of the server's tool remote, or "".
 func modelName(s *Server, remote string) string {

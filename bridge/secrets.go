@@ -105,6 +105,10 @@ type maskedError struct {
 
 func (e *maskedError) Error() string { return e.msg }
 
+// Original returns the unmasked error, for session.SentByServer only (which looks through
+// it to classify the call); it is not an Unwrap, so errors.As and printing never reach it.
+func (e *maskedError) Original() error { return e.orig }
+
 // Is reports whether the original error chain matches target: a yes or no shows no text.
 func (e *maskedError) Is(target error) bool { return errors.Is(e.orig, target) }
 

@@ -30,9 +30,6 @@ const minDiscoverWait = time.Second
 // modernVersion is the first protocol version negotiated through server/discover.
 const modernVersion = session.ModernVersion
 
-// codeRejected is go-sdk's "rejected by transport": an HTTP failure, not the server's error.
-const codeRejected = session.CodeRejected
-
 // newPool makes the session pool of s, whose client, spec and configuration error are set.
 func newPool(s *Server) *session.Pool {
 	cfg := session.Config{
