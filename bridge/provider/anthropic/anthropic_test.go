@@ -314,3 +314,30 @@ func TestNewErrors(t *testing.T) {
 		t.Error("NewMessages took a deferred schema that is not JSON")
 	}
 }
+
+// FuzzCall: whatever name and input a tool_use block holds, Call answers its id with a
+// tool_result for the model and no Go error while the server is up.
+func FuzzCall(f *testing.F) {
+	for _, s := range [][2]string{{"echo", `{"message":"hi"}`}, {"echo", `{"message":`}, {"order", `{"zeta":1e400}`},
+		{"order", `{"zeta":12345678901234567890123}`}, {"", ""}, {"fail", "null"}, {"echo", "\xff"}, {"echo", `"{}"`}} {
+		f.Add(s[0], []byte(s[1]))
+	}
+	set := connect(f)
+	tools, err := mcpanthropic.NewMessages(set.Tools(), &provider.Options{Adapt: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name string, input []byte) {
+		out, err := tools.Call(context.Background(), anthropic.ToolUseBlock{ID: "toolu_f", Name: name, Input: input})
+		if err != nil {
+			t.Fatalf("Call(%q, %q): %v", name, input, err)
+		}
+		r := out.OfToolResult
+		if r == nil || r.ToolUseID != "toolu_f" || len(r.Content) != 1 || r.Content[0].OfText == nil || r.Content[0].OfText.Text == "" {
+			t.Fatalf("Call(%q, %q) = %+v", name, input, out)
+		}
+		if _, err := json.Marshal(anthropic.NewUserMessage(out)); err != nil {
+			t.Fatalf("the SDK cannot send the answer to (%q, %q): %v", name, input, err)
+		}
+	})
+}

@@ -412,3 +412,60 @@ func TestNewErrors(t *testing.T) {
 		t.Error("NewChat took two tools of one name")
 	}
 }
+
+// FuzzChatCall: whatever name and arguments a model writes, Call answers the call's id with
+// text for the model and no Go error while the server is up.
+func FuzzChatCall(f *testing.F) {
+	for _, s := range [][2]string{{"echo", `{"message":"hi"}`}, {"echo", `{"message":`}, {"order", `{"zeta":1e400}`},
+		{"order", `{"zeta":12345678901234567890123}`}, {"", ""}, {"search_tools", `"x"`}, {"fail", "null"}, {"echo", "\xff"}} {
+		f.Add(s[0], s[1])
+	}
+	set := connect(f)
+	chat, err := mcpopenai.NewChat(set.Tools(), &provider.Options{Strict: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name, args string) {
+		msg, err := chat.Call(context.Background(), openai.ChatCompletionMessageToolCallUnion{ID: "call_f", Type: "function",
+			Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: name, Arguments: args}})
+		if err != nil {
+			t.Fatalf("Call(%q, %q): %v", name, args, err)
+		}
+		if msg.OfTool == nil || msg.OfTool.ToolCallID != "call_f" || msg.OfTool.Content.OfString.Value == "" {
+			t.Fatalf("Call(%q, %q) = %+v", name, args, msg)
+		}
+		if _, err := json.Marshal(msg); err != nil {
+			t.Fatalf("the SDK cannot send the answer to (%q, %q): %v", name, args, err)
+		}
+	})
+}
+
+// TestChatConcurrentCalls: one turn's tool calls may run at once.
+func TestChatConcurrentCalls(t *testing.T) {
+	set := connect(t)
+	chat, err := mcpopenai.NewChat(set.Tools(), &provider.Options{Defer: &provider.Deferral{Load: []string{"echo"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() {
+			name, args := "echo", `{"message":"m"}`
+			if i%2 == 1 {
+				name, args = "search_tools", `{"query":"order"}`
+			}
+			msg, err := chat.Call(context.Background(), openai.ChatCompletionMessageToolCallUnion{ID: "c", Type: "function",
+				Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: name, Arguments: args}})
+			if err == nil && msg.OfTool == nil {
+				err = errors.New("no tool message")
+			}
+			errs[i] = err
+			_ = chat.Tools()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
