@@ -1,10 +1,22 @@
 // Package bridge turns MCP servers into inline agent tools.
 //
+// Where things are:
+//
+//	ConnectServers(cfgs)        the one-liner: Tools of every server that worked, failures logged
+//	Connect(ctx, cfgs, opts)    the same with a context and Options; returns the *Set (Tools, Failed, Close)
+//	Options, UserOptions        everything optional: logger, hooks, limits, tracing, users, tasks
+//	ServerConfig                one server: Command+Args (stdio), URL (HTTP/SSE), InProcess; timeouts, filters
+//	LoadConfig, bridge/config   the servers file (the Claude Desktop / VS Code / Cursor dialects and ours)
+//	Tool, Tools                 what the model sees (Name, Description, Parameters) and Handler
+//	bridge/provider/...         model API envelopes; typed glue per SDK; bridge/eino, genkit, langchaingo
+//	bridge/auth, redisstore     OAuth; tokens shared by replicas
+//
 // Connect (or ConnectServers) dials every configured server concurrently — local commands over
 // stdio, remote Streamable HTTP or legacy SSE endpoints — lists every page of its tools and
 // returns them as plain values:
 //
-//	agent.Tools = append(agent.Tools, bridge.ConnectServers(cfgs)...) // failures logged and skipped
+//	tools := bridge.ConnectServers(cfgs) // failures logged and skipped
+//	defer tools.Close()
 //
 // or, with full control:
 //
@@ -13,7 +25,7 @@
 //		return err
 //	}
 //	defer set.Close()
-//	agent.Tools = append(agent.Tools, set.Tools()...)
+//	tools := set.Tools() // hand them to the model: see the "Use it with" table in the README
 //
 // The Set owns every server it connected (Servers, Failed, Lookup, Proxy, Close).
 // Each Tool carries the server's inputSchema byte for byte as Parameters and a Handler that

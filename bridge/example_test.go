@@ -32,6 +32,23 @@ func exampleServer() *httptest.Server {
 	return httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 }
 
+// The one-liner: dial every server, list its tools, convert them; a server that fails is
+// logged through slog.Default() and skipped. Here one go-sdk server over Streamable HTTP;
+// yours usually come from a servers file (bridge.LoadConfig).
+func ExampleConnectServers() {
+	ts := exampleServer()
+	defer ts.Close()
+
+	tools := bridge.ConnectServers([]bridge.ServerConfig{{ID: "greeter", URL: ts.URL + "/mcp"}})
+	defer tools.Close() // closes every server behind them
+	for _, t := range tools {
+		out, err := t.Handler(context.Background(), json.RawMessage(`{"name":"Ada"}`))
+		fmt.Printf("%s: %s %v\n", t.Name, out, err)
+	}
+	// Output:
+	// greet: Hello, Ada! <nil>
+}
+
 // An agent connects its MCP servers once, hands the tools to the model, and calls a tool's
 // Handler when the model asks for it.
 func ExampleConnect() {
