@@ -4,25 +4,24 @@
 // A bridge.Tool marshals to {name, description, parameters} with the server's inputSchema
 // byte for byte. OpenAI (Chat Completions and Responses), Anthropic and Gemini each want a
 // different envelope, and several reject schemas MCP servers commonly send. New builds a
-// Toolset for one Format:
+// Toolset for one Format; it speaks JSON, for any client:
 //
 //	ts, err := provider.New(provider.FormatOpenAI, set.Tools(), &provider.Options{Strict: true})
-//	params.Tools = ts                      // json.Marshal(ts): [{"type":"function","function":{…}}]
-//	reply, err := ts.Handle(ctx, toolCall) // a tool_calls element in, a "tool" message out
+//	tools, err := json.Marshal(ts)         // the request's "tools": [{"type":"function","function":{…}}]
+//	reply, err := ts.Handle(ctx, toolCall) // a tool_calls element's JSON in, a "tool" message's JSON out
 //
-//	ts, err := provider.New(provider.FormatAnthropic, set.Tools(), nil)
-//	req.Tools = ts                         // [{name, description, input_schema}]
-//	block, err := ts.Handle(ctx, toolUse)  // a tool_use block in, a tool_result block out
-//
-//	ts, err := provider.New(provider.FormatGemini, set.Tools(), &provider.Options{Adapt: true})
-//	cfg.Tools = ts                              // [{"functionDeclarations":[{…, parametersJsonSchema}]}]
-//	part, err := ts.Handle(ctx, functionCallPart) // a functionCall part in, a functionResponse part out
+// With an official SDK, use its glue module instead, each a Toolset in the SDK's own types
+// (the SDK's tool params for the request, its tool-call values in, its tool-result params out) and its own Go
+// module: bridge/provider/openai (openai-go/v3: Chat Completions and Responses),
+// bridge/provider/anthropic (anthropic-sdk-go/v2) and bridge/provider/gemini
+// (google.golang.org/genai).
 //
 // Toolset.Run and Toolset.ResultMessage are the two halves of Handle for hosts that want the
 // Go error (a *results.ToolError, bridge.ErrInvalidArguments, bridge.ErrUnknownTool, or a server
-// error); the model always gets the text. The examples are runnable agent-loop turns without
-// network, one per API. The package depends on no provider SDK; integration tests decode its
-// output into the official SDKs' types.
+// error; bridge.ForModel tells the model's from the host's); the model always gets the text.
+// The examples are runnable agent-loop turns without network, one per API. The package
+// depends on no provider SDK; integration tests decode its output into the official SDKs'
+// types.
 //
 // # Formats
 //
@@ -65,7 +64,7 @@
 //
 //		ts, err := provider.New(format, set.Tools(), &provider.Options{Defer: &provider.Deferral{}})
 //		conv := ts.Conversation()          // per conversation
-//		req.Tools = conv                   // json.Marshal(conv): this turn's tools
+//		tools, err := json.Marshal(conv)   // this turn's tools
 //		out, err := conv.Handle(ctx, call) // tool calls and search calls alike
 //
 //	  - OpenAI Responses: the deferred functions of each server go into one
