@@ -58,3 +58,33 @@ func BenchmarkFlatten10MB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCopyCheck flattens a structured content of 10,000 rows with a text copy of
+// under 1 MiB that lists them as "id: N, name: …" lines (rule 1's concatenation, the
+// longest block it scans), and the same copy with one word more at the end (scanned to
+// the end, then kept). Time must stay linear in the size.
+func BenchmarkCopyCheck(b *testing.B) {
+	rows := make([]any, 0, 10_000)
+	var text strings.Builder
+	for i := range cap(rows) {
+		name := fmt.Sprintf("row <%d> & more padding", i)
+		rows = append(rows, map[string]any{"id": float64(i), "name": name})
+		fmt.Fprintf(&text, "- id: %d, name: %s\n", i, name)
+	}
+	structured := map[string]any{"rows": rows}
+	for _, bb := range []struct{ name, text string }{
+		{"labelled copy", text.String()},
+		{"labelled copy and more", text.String() + "more"},
+	} {
+		res := &mcp.CallToolResult{StructuredContent: structured, Content: []mcp.Content{&mcp.TextContent{Text: bb.text}}}
+		b.Run(strings.ReplaceAll(bb.name, " ", "_"), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bb.text)))
+			for b.Loop() {
+				if text, _ := results.Flatten(res, nil); text == "" {
+					b.Fatal("empty text")
+				}
+			}
+		})
+	}
+}

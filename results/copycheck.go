@@ -288,7 +288,8 @@ func (e *copyCheck) member(v any) bool {
 // strings shorter than prefixLen are keyed by themselves, longer ones by their first
 // prefixLen bytes (in ASCII lower case for keys).
 type prefixIndex struct {
-	m map[string][]string
+	m     map[string][]string
+	first [256]bool // the first bytes of the strings (in lower case for keys)
 }
 
 func (p *prefixIndex) add(s string, fold bool) {
@@ -302,6 +303,7 @@ func (p *prefixIndex) add(s string, fold bool) {
 	if fold {
 		k = lowerASCII(k)
 	}
+	p.first[k[0]] = true
 	p.m[k] = append(p.m[k], s)
 }
 
@@ -321,7 +323,7 @@ func (p *prefixIndex) sort() {
 // longest returns the length of the longest indexed string that text[i:] starts with and
 // that ends on a word boundary of text, or 0; each candidate compared costs its length.
 func (p *prefixIndex) longest(text string, i int, fold bool, budget *int) int {
-	if p.m == nil {
+	if p.m == nil || (!p.first[text[i]] && !(fold && p.first[lowerByte(text[i])])) {
 		return 0
 	}
 	var buf [prefixLen]byte
