@@ -44,7 +44,11 @@ func newFakeAPI(tb testing.TB, replies ...string) *fakeAPI {
 			http.Error(w, `{"error":{"message":"no more replies"}}`, http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(f.replies[0], "data: ") {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		_, _ = io.WriteString(w, f.replies[0])
 		f.replies = f.replies[1:]
 	}))
@@ -467,5 +471,54 @@ func TestChatConcurrentCalls(t *testing.T) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A streamed chat completion as the API sends it: one tool call whose arguments arrive in
+// pieces.
+const chatStream = `data: {"id":"chatcmpl-s","object":"chat.completion.chunk","created":1764650000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_s1","type":"function","function":{"name":"order","arguments":""}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-s","object":"chat.completion.chunk","created":1764650000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"zeta\":"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-s","object":"chat.completion.chunk","created":1764650000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"12345678901234567890}"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-s","object":"chat.completion.chunk","created":1764650000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+`
+
+// TestChatStreaming: a tool call put together by the SDK's ChatCompletionAccumulator (a
+// value built in code, not decoded from one JSON object) goes through Call the same way,
+// its arguments reaching the server as the model wrote them.
+func TestChatStreaming(t *testing.T) {
+	set := connect(t)
+	api := newFakeAPI(t, chatStream)
+	client := openai.NewClient(api.options()...)
+	chat, err := mcpopenai.NewChat(set.Tools(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+		Model: openai.ChatModelGPT4_1, Tools: chat.Tools(),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Order.")},
+	})
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(acc.Choices) != 1 || len(acc.Choices[0].Message.ToolCalls) != 1 {
+		t.Fatalf("accumulated %+v, want one tool call", acc.Choices)
+	}
+	msg, err := chat.Call(ctx, acc.Choices[0].Message.ToolCalls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msg.OfTool.Content.OfString.Value; got != `order: {"zeta":12345678901234567890}` || msg.OfTool.ToolCallID != "call_s1" {
+		t.Errorf("tool message %q for %q", got, msg.OfTool.ToolCallID)
 	}
 }
