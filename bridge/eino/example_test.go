@@ -11,7 +11,8 @@ import (
 )
 
 // An ADK agent whose tools are an MCP server's: the model (scripted here) calls forecast
-// twice, once for a city the server has no station for; both answers reach its next turn.
+// twice, once for a city the server has no station for; both answers reach its next turn
+// (the ToolsNode runs a turn's tools concurrently; their events come as they finish).
 func Example() {
 	server := (&weather{}).dial() // any *bridge.Server, or a Set's Tools()
 	defer server.Close()
@@ -43,7 +44,7 @@ func Example() {
 			fmt.Printf("%s: %s\n", msg.Role, msg.Content)
 		}
 	}
-	// Output:
+	// Unordered output:
 	// tool: Lyon: 21°C, sunny
 	// tool: no weather station in Atlantis
 	// assistant: Sunny in Lyon; no data for Atlantis.

@@ -15,7 +15,7 @@ require (
 	github.com/google/dotprompt/go v0.0.0-20251014011017-8d056e027254 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/invopop/jsonschema v0.14.0 // indirect
+	github.com/invopop/jsonschema v0.13.0 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/mailru/easyjson v0.9.0 // indirect
 	github.com/mbleigh/raymond v0.0.0-20250414171441-6b3a58ab9e0a // indirect
@@ -43,7 +43,3 @@ require (
 )
 
 replace github.com/ttalk/mcpbridge => ../..
-
-// Until the root module stops requiring anthropic-sdk-go (issue 33's module split), its
-// invopop/jsonschema v0.14.0 breaks genkit's dotprompt, which needs v0.13.0.
-replace github.com/invopop/jsonschema => github.com/invopop/jsonschema v0.13.0
