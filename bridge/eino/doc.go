@@ -19,7 +19,8 @@
 // no field for ("definitions", "dependencies", draft-4's boolean exclusiveMaximum, a tuple
 // "items" array, "x-" extensions, ...) is kept in Schema.Extras, so it is sent too. Lost:
 // the order of keywords within a schema object (Eino writes its fields in their order, then
-// the extras sorted by name), and string escapes (re-encoded). A schema Eino's type cannot
+// the extras sorted by name), string escapes (re-encoded), and the spelling of an empty
+// subschema: {} is written as true, which means the same. A schema Eino's type cannot
 // hold at all is an error of Tools naming the tool; the bridge has already validated it.
 //
 // # Errors
