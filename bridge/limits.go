@@ -167,9 +167,12 @@ import (
 //     it). Over it: as for skills.MaxSkillsPerServer.
 //   - 512 (fixed, skills.MaxFilesPerSkill): files in one skill's manifest. Over it: the skill is
 //     dropped from the listing, with a problem.
-//   - 256 KiB (fixed, skills.MaxFileBytes): one skill file read (SKILL.md or a supporting file).
-//     Over it: a manifest size over it is refused without reading; a read over it fails; nothing is
-//     loaded.
+//   - 16 MiB (fixed, skills.MaxFileBytes): one skill file read (SKILL.md or a supporting file); the
+//     text a model reads is cut far below by MaxResultBytes. Over it: a manifest size over it is
+//     refused without reading; a read over it fails; nothing is loaded.
+//   - 16 MiB (fixed, skills.MaxSkillBytes): a skill's files, the manifest's sizes summed (the
+//     specification's per-skill limit, which hosts must support). Over it: the skill is not loaded,
+//     with an error saying why.
 //   - 16 KiB (fixed, skills.MaxFrontmatterBytes): a skill entry's frontmatter and a SKILL.md's YAML
 //     frontmatter. Over it: the entry is dropped, or the load fails; nothing is loaded.
 //   - 1 KiB (fixed, skills.MaxDescriptionBytes): a skill's description in the catalogue and the
@@ -539,8 +542,11 @@ var limitTable = []limit{
 		bounds: "files in one skill's manifest",
 		over:   "the skill is dropped from the listing, with a problem"},
 	{name: "skills.MaxFileBytes", value: skills.MaxFileBytes, unit: unitBytes,
-		bounds: "one skill file read (SKILL.md or a supporting file)",
+		bounds: "one skill file read (SKILL.md or a supporting file); the text a model reads is cut far below by MaxResultBytes",
 		over:   "a manifest size over it is refused without reading; a read over it fails; nothing is loaded"},
+	{name: "skills.MaxSkillBytes", value: skills.MaxSkillBytes, unit: unitBytes,
+		bounds: "a skill's files, the manifest's sizes summed (the specification's per-skill limit, which hosts must support)",
+		over:   "the skill is not loaded, with an error saying why"},
 	{name: "skills.MaxFrontmatterBytes", value: skills.MaxFrontmatterBytes, unit: unitBytes,
 		bounds: "a skill entry's frontmatter and a SKILL.md's YAML frontmatter",
 		over:   "the entry is dropped, or the load fails; nothing is loaded"},

@@ -15,8 +15,9 @@ import (
 
 // Skills (Options.Skills; package skills has the wire shapes and the verification). The
 // bridge declares io.modelcontextprotocol/skills; at assembly it lists the skills of each
-// server that declares the extension (skills/list, metadata only: no file is read), or,
-// for one that does not, recognises skill://<path>/SKILL.md among its resources. A server
+// server that declares the extension (skills/list, metadata only: no file is read); to a
+// server that does not, skill:// resources stay ordinary resources (the specification
+// forbids taking a resource for a skill by its scheme). A server
 // with skills gets two model-visible tools, <prefix>__load_skill ({"skill"}) and
 // <prefix>__read_skill_file ({"skill","path"}), always prefixed like the exposed tools:
 // they go through observe, BeforeCall, Options.ApproveSkill and AfterCall like any call
@@ -61,25 +62,10 @@ func discoverSkills(ctx context.Context, s *Server, sess *session.Session) {
 	if ir == nil || ir.Capabilities == nil {
 		return
 	}
-	_, offered := ir.Capabilities.Extensions[skills.Extension]
-	var resources []*mcp.Resource
-	if !offered {
-		if ir.Capabilities.Resources == nil {
-			return
-		}
-		cursor := ""
-		for page := 0; page < skills.MaxListPages && len(resources) < s.opts.MaxListTools; page++ {
-			res, err := sess.CS.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-			if err != nil {
-				break
-			}
-			resources = append(resources, res.Resources...)
-			if cursor = res.NextCursor; cursor == "" {
-				break
-			}
-		}
+	if _, offered := ir.Capabilities.Extensions[skills.Extension]; !offered {
+		return // skill:// resources are ordinary resources to a host the server did not tell
 	}
-	cat, err := skills.Discover(ctx, s.cfg.ID, skillsConn{s}, offered, resources)
+	cat, err := skills.Discover(ctx, s.cfg.ID, skillsConn{s})
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -203,7 +204,7 @@ func TestSkillsHostile(t *testing.T) {
 				return lie
 			}
 			return c
-		}, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"references/FORMS.md"}`, want: skills.ErrLimit, file: "references/FORMS.md"},
+		}, tool: "read_skill_file", args: `{"skill":"pdf-processing","path":"references/FORMS.md"}`, want: skills.ErrSize, file: "references/FORMS.md"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,7 +280,9 @@ func TestSkillsListingLimits(t *testing.T) {
 	})
 }
 
-// TestSkillsAsResources: a server without the extension that serves skill:// resources.
+// TestSkillsAsResources: a server that serves skill:// resources without declaring the
+// extension has no skills: the specification forbids taking a resource for a skill by its
+// scheme, and no file is read.
 func TestSkillsAsResources(t *testing.T) {
 	fx := skillstest.New(pdfSkill())
 	fx.Resources = true
@@ -287,19 +290,38 @@ func TestSkillsAsResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := set.Servers()[0].Skills().Skills()
-	if len(list) != 1 || !list[0].Dynamic || list[0].Description != "Extract, fill, and assemble PDF documents" {
-		t.Fatalf("skills = %+v", list)
+	if set.Servers()[0].Skills() != nil || len(set.Tools()) != 1 {
+		t.Errorf("skills from resources alone: %v", names(set.Tools()))
 	}
 	if r := fx.Reads(); len(r) != 0 {
 		t.Fatalf("assembly read %v", r)
 	}
-	text, err := skillTool(t, set, "load_skill").Handler(context.Background(), json.RawMessage(`{"skill":"pdf-processing"}`))
-	if err != nil || !strings.Contains(text, pdfBody) {
-		t.Fatalf("load = %q, %v", text, err)
+}
+
+// TestSkillsSameName: two skills named alike are told apart by URI, never one preferred.
+func TestSkillsSameName(t *testing.T) {
+	a := skillstest.Skill{Path: "billing/refunds", Files: map[string]string{"SKILL.md": skillstest.SkillMD("refunds", "Billing refunds", "A.\n")}}
+	b := skillstest.Skill{Path: "support/refunds", Files: map[string]string{"SKILL.md": skillstest.SkillMD("refunds", "Support refunds", "B.\n")}}
+	fx := skillstest.New(a, b)
+	set, err := connectSet(t, []bridge.ServerConfig{inProcess("docs", fx.MCPServer())}, &bridge.Options{Logger: discard(), Skills: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := skillTool(t, set, "read_skill_file").Handler(context.Background(), json.RawMessage(`{"skill":"pdf-processing","path":"../x/SKILL.md"}`)); !errors.Is(err, skills.ErrPath) {
-		t.Errorf("traversal: %v", err)
+	prompt := bridge.SkillsPrompt(set.Servers(), nil, 0)
+	if !strings.Contains(prompt, "- refunds (skill://billing/refunds/SKILL.md): Billing refunds") || !strings.Contains(prompt, "- refunds (skill://support/refunds/SKILL.md): Support refunds") {
+		t.Errorf("index:\n%s", prompt)
+	}
+	load := skillTool(t, set, "load_skill")
+	if text, err := load.Handler(context.Background(), json.RawMessage(`{"skill":"refunds"}`)); !errors.Is(err, skills.ErrUnknown) || !strings.Contains(text, "name one by its URI") {
+		t.Errorf("ambiguous name: %q, %v", text, err)
+	}
+	if text, err := load.Handler(context.Background(), json.RawMessage(`{"skill":"skill://support/refunds/SKILL.md"}`)); err != nil || !strings.Contains(text, "B.") {
+		t.Errorf("by URI: %q, %v", text, err)
+	}
+	// A skill the listing does not have is loaded by URI through skills/get.
+	cat := set.Servers()[0].Skills()
+	if _, err := cat.Load(context.Background(), "skill://nope/SKILL.md"); !strings.Contains(fmt.Sprint(err), "skills/get") {
+		t.Errorf("unlisted unknown URI: %v", err)
 	}
 }
 
@@ -318,5 +340,27 @@ func TestSkillsTextEscaped(t *testing.T) {
 	}
 	if strings.Count(strings.ToLower(text), "</skill-file") != 1 || !strings.Contains(text, `\u202e\x1b[2J`) || strings.ContainsRune(text, '\u202e') {
 		t.Errorf("text not escaped:\n%s", text)
+	}
+}
+
+// TestSkillsGet: skills/get through the library API, checked like a listed entry.
+func TestSkillsGet(t *testing.T) {
+	fx := skillstest.New(pdfSkill())
+	set, err := connectSet(t, []bridge.ServerConfig{inProcess("docs", fx.MCPServer())}, &bridge.Options{Logger: discard(), Skills: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := set.Servers()[0].Skills()
+	sk, err := cat.Get(context.Background(), "skill://pdf-processing/SKILL.md")
+	if err != nil || sk.Name != "pdf-processing" || len(sk.Files) != 2 {
+		t.Fatalf("get = %+v, %v", sk, err)
+	}
+	_, err = cat.Get(context.Background(), "skill://nope/SKILL.md")
+	var se *skills.Error
+	if !errors.As(err, &se) || se.Server != "docs" || se.Phase != "skills/get" || !strings.Contains(err.Error(), "no such skill") {
+		t.Errorf("get of an unknown skill: %v", err)
+	}
+	if r := fx.Reads(); len(r) != 0 {
+		t.Errorf("get read files: %v", r)
 	}
 }

@@ -27,36 +27,16 @@ type Catalog struct {
 	conn     Conn
 	skills   []Skill
 	problems []Problem
-	fallback bool
 }
 
-// Discover lists server's skills over conn: with skills/list, all pages (at most
-// MaxListPages, a repeated cursor ends the listing), when the server declared the
-// extension (offered); otherwise from its resources (resources, the caller's listing),
-// recognising skill://<path>/SKILL.md URIs (specification: a skill is addressed by the
-// URI of its SKILL.md and may be read whether or not the server enumerates it), with no
-// manifest. Entries that break the rules are dropped, each a Problem. More than
-// MaxSkillsPerServer skills is an error naming the limit, and no skill is kept.
-func Discover(ctx context.Context, server string, conn Conn, offered bool, resources []*mcp.Resource) (*Catalog, error) {
+// Discover lists server's skills over conn with skills/list, all pages (at most
+// MaxListPages; a repeated cursor ends the listing). The caller calls it only for a server
+// that declared the extension: the specification ("Resource Mapping") forbids taking a
+// resource for a skill because of its URI scheme. Entries that break the rules are dropped,
+// each a Problem. More than MaxSkillsPerServer skills is an error naming the limit, and no
+// skill is kept. No skill file is read.
+func Discover(ctx context.Context, server string, conn Conn) (*Catalog, error) {
 	c := &Catalog{server: server, conn: conn}
-	if !offered {
-		c.fallback = true
-		for _, r := range resources {
-			if r == nil || !strings.HasPrefix(r.URI, Scheme) {
-				continue
-			}
-			name, err := nameOfURI(r.URI)
-			if err != nil {
-				continue // another skill:// resource: a supporting file
-			}
-			if len(c.skills) == MaxSkillsPerServer {
-				return nil, c.err(MethodList, "", "", fmt.Errorf("%w: more than %d skill resources", ErrLimit, MaxSkillsPerServer))
-			}
-			c.skills = append(c.skills, Skill{URI: r.URI, Name: name, Description: redact.ClipMark(Clean(r.Description), MaxDescriptionBytes, ""), Dynamic: true})
-		}
-		c.sortSkills()
-		return c, nil
-	}
 	cursor, seen := "", map[string]bool{}
 	for page := 0; ; page++ {
 		if page == MaxListPages {
@@ -125,17 +105,52 @@ func (c *Catalog) Problems() []Problem {
 	return append([]Problem(nil), c.problems...)
 }
 
-// Lookup finds a skill by name (the first of equal names) or by the URI of its SKILL.md.
+// Lookup finds a listed skill by the URI of its SKILL.md, or by name when one skill alone
+// has it (names are not unique, specification "Names": equal names are found by URI only).
 func (c *Catalog) Lookup(nameOrURI string) (Skill, bool) {
+	sk, err := c.find(nameOrURI)
+	return sk, err == nil
+}
+
+// find is Lookup with the reason for a miss.
+func (c *Catalog) find(nameOrURI string) (Skill, error) {
 	if c == nil {
-		return Skill{}, false
+		return Skill{}, ErrUnknown
 	}
+	var named []Skill
 	for _, s := range c.skills {
-		if s.Name == nameOrURI || s.URI == nameOrURI {
-			return s, true
+		if s.URI == nameOrURI {
+			return s, nil
+		}
+		if s.Name == nameOrURI {
+			named = append(named, s)
 		}
 	}
-	return Skill{}, false
+	switch len(named) {
+	case 0:
+		return Skill{}, ErrUnknown
+	case 1:
+		return named[0], nil
+	}
+	uris := make([]string, len(named))
+	for i, s := range named {
+		uris[i] = s.URI
+	}
+	return Skill{}, fmt.Errorf("%w: %d skills are named so; name one by its URI: %s", ErrUnknown, len(named), Clean(strings.Join(uris, ", ")))
+}
+
+// resolve finds nameOrURI among the listed skills, or, for the URI of a SKILL.md the
+// listing does not have, asks the server with skills/get (specification "Listing Skills":
+// a host must load a skill given only its URI).
+func (c *Catalog) resolve(ctx context.Context, phase, nameOrURI string) (Skill, error) {
+	sk, err := c.find(nameOrURI)
+	if err == nil {
+		return sk, nil
+	}
+	if _, uerr := nameOfURI(nameOrURI); uerr == nil && errors.Is(err, ErrUnknown) && !strings.Contains(err.Error(), "named so") {
+		return c.Get(ctx, nameOrURI)
+	}
+	return Skill{}, c.err(phase, nameOrURI, "", err)
 }
 
 // err is an *Error about this catalog's server.
@@ -146,9 +161,6 @@ func (c *Catalog) err(phase, skill, file string, err error) error {
 // Get asks the server for one skill's entry by the URI of its SKILL.md (skills/get), checked
 // like a listed entry; the result must echo uri.
 func (c *Catalog) Get(ctx context.Context, uri string) (Skill, error) {
-	if c.fallback {
-		return Skill{}, c.err(MethodGet, uri, "", ErrNotOffered)
-	}
 	raw, err := c.conn.Request(ctx, MethodGet, &Params{URI: uri})
 	if err != nil {
 		return Skill{}, c.err(MethodGet, uri, "", err)
@@ -183,9 +195,12 @@ type Loaded struct {
 // compared field by field with the entry's, its name rules and final URI segment. Any
 // mismatch is an *Error naming server, skill and file, and nothing is returned.
 func (c *Catalog) Load(ctx context.Context, nameOrURI string) (*Loaded, error) {
-	sk, ok := c.Lookup(nameOrURI)
-	if !ok {
-		return nil, c.err("load", nameOrURI, "", ErrUnknown)
+	sk, err := c.resolve(ctx, "load", nameOrURI)
+	if err != nil {
+		return nil, err
+	}
+	if !sk.Dynamic && sk.Size() > MaxSkillBytes {
+		return nil, c.err("load", sk.Name, "", fmt.Errorf("%w: the manifest's files total %d bytes, over %d", ErrLimit, sk.Size(), MaxSkillBytes))
 	}
 	b, err := c.read(ctx, sk, sk.URI)
 	if err != nil {
@@ -232,9 +247,9 @@ func (c *Catalog) Load(ctx context.Context, nameOrURI string) (*Loaded, error) {
 // it against the manifest (size, digest); the path cannot leave the skill (Resolve). It
 // returns the file's text, cleaned and wrapped (Wrap).
 func (c *Catalog) ReadFile(ctx context.Context, nameOrURI, rel string) (string, error) {
-	sk, ok := c.Lookup(nameOrURI)
-	if !ok {
-		return "", c.err("read", nameOrURI, rel, ErrUnknown)
+	sk, err := c.resolve(ctx, "read", nameOrURI)
+	if err != nil {
+		return "", err
 	}
 	uri, err := Resolve(sk, rel)
 	if err != nil {

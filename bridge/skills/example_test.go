@@ -25,7 +25,7 @@ func Example() {
 	cs, _ := client.Connect(ctx, ct, nil)
 	defer cs.Close()
 
-	cat, err := skills.Discover(ctx, "docs", skills.SessionConn(cs), true, nil)
+	cat, err := skills.Discover(ctx, "docs", skills.SessionConn(cs))
 	if err != nil {
 		panic(err)
 	}

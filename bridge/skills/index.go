@@ -46,7 +46,11 @@ func Index(catalogs []*Catalog, count func(string) int, maxTokens int, loadTool 
 		head := fmt.Sprintf("\nServer %q:\n", Clean(c.Server()))
 		headDone := false
 		for _, sk := range c.Skills() {
-			line := fmt.Sprintf("- %s: %s\n", sk.Name, redact.OneLine(redact.ClipMark(Clean(sk.Description), MaxDescriptionBytes, "")))
+			label := sk.Name
+			if _, ok := c.Lookup(sk.Name); !ok { // a name two skills share: the URI tells them apart
+				label += " (" + redact.ClipMark(Clean(sk.URI), 300, "") + ")"
+			}
+			line := fmt.Sprintf("- %s: %s\n", label, redact.OneLine(redact.ClipMark(Clean(sk.Description), MaxDescriptionBytes, "")))
 			add := count(line)
 			if !headDone {
 				add += count(head)
@@ -92,8 +96,8 @@ type ToolSpec struct {
 func Tools() []ToolSpec {
 	return []ToolSpec{
 		{LoadTool, "Loads one skill of MCP server %q: its SKILL.md instructions, verified against the server's manifest, and the list of its files. Load a skill before following it.",
-			json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","minLength":1,"maxLength":2048,"description":"the skill's name"}},"required":["skill"],"additionalProperties":false}`)},
+			json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","minLength":1,"maxLength":2048,"description":"the skill's name, or its SKILL.md URI"}},"required":["skill"],"additionalProperties":false}`)},
 		{ReadTool, "Reads one file of a skill of MCP server %q by its path relative to the skill (as SKILL.md names it), verified against the server's manifest.",
-			json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","minLength":1,"maxLength":2048,"description":"the skill's name"},"path":{"type":"string","minLength":1,"maxLength":1024,"description":"the file's path inside the skill, such as references/FORMS.md"}},"required":["skill","path"],"additionalProperties":false}`)},
+			json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","minLength":1,"maxLength":2048,"description":"the skill's name, or its SKILL.md URI"},"path":{"type":"string","minLength":1,"maxLength":1024,"description":"the file's path inside the skill, such as references/FORMS.md"}},"required":["skill","path"],"additionalProperties":false}`)},
 	}
 }

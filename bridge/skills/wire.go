@@ -45,8 +45,12 @@ const (
 	// MaxFilesPerSkill bounds the files of one skill's manifest (the specification's
 	// publication limit is 512).
 	MaxFilesPerSkill = 512
-	// MaxFileBytes bounds one skill file read (SKILL.md or a supporting file).
-	MaxFileBytes = 256 << 10
+	// MaxFileBytes bounds one skill file read (SKILL.md or a supporting file), and
+	// MaxSkillBytes the manifest's sizes summed: the specification's per-skill limit
+	// ("Limits": hosts must support 16 MiB), which a model's text is then cut far below
+	// (the bridge's MaxResultBytes).
+	MaxFileBytes  = 16 << 20
+	MaxSkillBytes = 16 << 20
 	// MaxListPages bounds the skills/list pages of one listing.
 	MaxListPages = 100
 	// MaxFrontmatterBytes bounds a SKILL.md's YAML frontmatter and an entry's frontmatter.
@@ -240,8 +244,6 @@ var (
 	ErrLimit = errors.New("over a skills limit")
 	// ErrUnknown: no such skill on the server.
 	ErrUnknown = errors.New("unknown skill")
-	// ErrNotOffered: the server offers no skills.
-	ErrNotOffered = errors.New("the server offers no skills")
 )
 
 // Error is a failure about one skill of one server: Phase is "skills/list", "skills/get",
