@@ -238,19 +238,69 @@ func (c command) synopsis() string {
 	return strings.Join(parts, " ")
 }
 
-// synopses is one line per command, synopsis and summary in aligned columns: the block
-// "mcpbridge help" prints and doc.go and README.md carry.
+// helpWidth bounds every line of the CLI's help, its doc.go and README blocks included (a
+// doc.go line carries a tab before it): well under 100 columns.
+const helpWidth = 90
+
+// synopses is the command list "mcpbridge help" prints and doc.go and README.md carry: each
+// command's synopsis (wrapped, continuation lines indented) and its summary on the line below.
 func synopses() []string {
-	cmds := commands()
-	width := 0
-	for _, c := range cmds {
-		width = max(width, len(c.synopsis()))
-	}
-	lines := make([]string, len(cmds))
-	for i, c := range cmds {
-		lines[i] = fmt.Sprintf("%-*s  %s", width, c.synopsis(), c.summary)
+	var lines []string
+	for _, c := range commands() {
+		lines = append(lines, wrapWords(c.synopsis(), helpWidth, "      ")...)
+		for _, l := range wrapWords(c.summary, helpWidth-4, "") {
+			lines = append(lines, "    "+l)
+		}
 	}
 	return lines
+}
+
+// wrapWords breaks s at spaces into lines of at most width columns (a longer word stays
+// whole); lines after the first begin with indent. A bracketed flag ("[--timeout D]") is
+// never split.
+func wrapWords(s string, width int, indent string) []string {
+	var words []string
+	for _, w := range strings.Fields(s) {
+		if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "[") && !strings.Contains(words[n-1], "]") {
+			words[n-1] += " " + w
+			continue
+		}
+		words = append(words, w)
+	}
+	var lines []string
+	line := ""
+	for _, w := range words {
+		switch {
+		case line == "":
+			line = w
+			if len(lines) > 0 {
+				line = indent + w
+			}
+		case len(line)+1+len(w) > width:
+			lines = append(lines, line)
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// reflow rewraps each paragraph of doc (paragraphs end at a blank line) to helpWidth columns.
+func reflow(doc string) string {
+	var b strings.Builder
+	for i, para := range strings.Split(strings.TrimSpace(doc), "\n\n") {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		for _, l := range wrapWords(para, helpWidth, "") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
 
 // mainUsage is what "mcpbridge help" prints.
@@ -288,13 +338,40 @@ func newFlagSet(c command, fl *cliFlags, stderr io.Writer) *flag.FlagSet {
 
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s\n\n%s", c.synopsis(), c.doc)
+		fmt.Fprintf(stderr, "Usage: %s\n\n%s", strings.Join(wrapWords(c.synopsis(), helpWidth, "         "), "\n"), reflow(c.doc))
 		if len(c.flags) > 0 {
 			fmt.Fprintln(stderr, "\nFlags (before or after the arguments):")
-			fs.PrintDefaults()
+			printFlags(stderr, c, fs)
 		}
 	}
 	return fs
+}
+
+// printFlags lists c's flags as flag.PrintDefaults does, the usage wrapped to helpWidth.
+func printFlags(w io.Writer, c command, fs *flag.FlagSet) {
+	for _, cf := range c.flags {
+		f := fs.Lookup(cf.name)
+		if f == nil {
+			continue
+		}
+		name := "--" + f.Name
+		if len(f.Name) == 1 {
+			name = "-" + f.Name
+		}
+		if cf.arg != "" {
+			name += " " + cf.arg
+		}
+		usage := f.Usage
+		switch f.DefValue {
+		case "", "false", "0", "0s":
+		default:
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  %s\n", name)
+		for _, l := range wrapWords(usage, helpWidth-8, "") {
+			fmt.Fprintf(w, "        %s\n", l)
+		}
+	}
 }
 
 // runHelp prints the list of commands, or one command's usage.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestCommandTable checks the table itself: unique names, every flag defined on its
@@ -45,11 +47,12 @@ func TestCommandTable(t *testing.T) {
 			}
 			var help bytes.Buffer
 			newFlagSet(c, &cliFlags{}, &help).Usage()
-			if !strings.HasPrefix(help.String(), "Usage: "+c.synopsis()+"\n") {
+			head, _, _ := strings.Cut(help.String(), "\n\n") // the synopsis, wrapped
+			if strings.Join(strings.Fields(head), " ") != "Usage: "+c.synopsis() {
 				t.Errorf("usage does not start with the synopsis:\n%s", help.String())
 			}
 			for name := range flags {
-				if !strings.Contains(help.String(), "  -"+name) {
+				if !strings.Contains(help.String(), "  -"+name) && !strings.Contains(help.String(), "  --"+name) {
 					t.Errorf("usage lacks flag -%s:\n%s", name, help.String())
 				}
 			}
@@ -81,7 +84,7 @@ func TestUsageDocs(t *testing.T) {
 		prefix string // each synopsis line carries this prefix
 	}{
 		{path: "doc.go", start: "// Usage:\n//\n", end: "//\n", prefix: "//\t"},
-		{path: filepath.Join("..", "..", "README.md"), start: "## CLI\n\n```\n", end: "```\n"},
+		{path: filepath.Join("..", "..", "README.md"), start: "Usage (generated from the command table):\n\n```\n", end: "```\n"},
 	}
 	for _, d := range docs {
 		t.Run(filepath.Base(d.path), func(t *testing.T) {
@@ -118,5 +121,52 @@ func TestUsageDocs(t *testing.T) {
 			}
 			t.Errorf("%s: synopsis block differs from the command table (go test -update rewrites it)\n--- got\n%s--- want\n%s", d.path, s[i:i+n], block.String())
 		})
+	}
+}
+
+// TestHelpWidth: every line of the CLI's help (the command list, each command's usage and
+// flags) and of the README's CLI block is under 100 columns.
+func TestHelpWidth(t *testing.T) {
+	check := func(what, text string) {
+		t.Helper()
+		for i, l := range strings.Split(text, "\n") {
+			if n := utf8.RuneCountInString(strings.ReplaceAll(l, "\t", "        ")); n >= 100 {
+				t.Errorf("%s line %d is %d columns: %q", what, i+1, n, l)
+			}
+		}
+	}
+	check("mcpbridge help", mainUsage())
+	for _, c := range commands() {
+		var b strings.Builder
+		newFlagSet(c, &cliFlags{}, &b).Usage()
+		check("mcpbridge help "+c.name, b.String())
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, block, ok := strings.Cut(string(readme), "Usage (generated from the command table):\n\n```\n"); ok {
+		block, _, _ = strings.Cut(block, "```\n")
+		check("README CLI block", block)
+	}
+}
+
+func TestWrapWords(t *testing.T) {
+	tests := []struct {
+		s     string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"one two three", 20, []string{"one two three"}},
+		{"one two three", 8, []string{"one two", "  three"}},
+		{"one two three", 6, []string{"one", "  two", "  three"}},
+		{"averyveryverylongword x", 5, []string{"averyveryverylongword", "  x"}},
+		{"cmd [--timeout D] [-v]", 14, []string{"cmd", "  [--timeout D]", "  [-v]"}},
+	}
+	for _, tt := range tests {
+		if got := wrapWords(tt.s, tt.width, "  "); !slices.Equal(got, tt.want) {
+			t.Errorf("wrapWords(%q, %d) = %q, want %q", tt.s, tt.width, got, tt.want)
+		}
 	}
 }

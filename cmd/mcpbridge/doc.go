@@ -2,15 +2,25 @@
 //
 // Usage:
 //
-//	mcpbridge probe FILE [--json] [-v] [--timeout D]                                                                      dial every server and report what works
-//	mcpbridge tools FILE [--json] [--format F] [--strict] [--adapt] [--gemini-parameters] [--defer S] [-v] [--timeout D]  list the tools exactly as a model sees them
-//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]                                                                  call one tool, print what the model reads
-//	mcpbridge skills FILE [SKILL] [--json] [-v] [--timeout D]                                                             list the servers' skills, or print one
-//	mcpbridge serve FILE [--addr ADDR] [-v] [--timeout D]                                                                 see and try every server, tool and MCP App in a browser
-//	mcpbridge login FILE [ID...] [--no-browser] [--wait D] [-v] [--timeout D]                                             log in to OAuth servers once, in a browser
-//	mcpbridge logout FILE ID... [-v]                                                                                      forget the stored OAuth tokens of servers
-//	mcpbridge version                                                                                                     print the version
-//	mcpbridge help [COMMAND]                                                                                              show help for mcpbridge or one command
+//	mcpbridge probe FILE [--json] [-v] [--timeout D]
+//	    dial every server and report what works
+//	mcpbridge tools FILE [--json] [--format F] [--strict] [--adapt] [--gemini-parameters]
+//	      [--defer S] [-v] [--timeout D]
+//	    list the tools exactly as a model sees them
+//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]
+//	    call one tool, print what the model reads
+//	mcpbridge skills FILE [SKILL] [--json] [-v] [--timeout D]
+//	    list the servers' skills, or print one
+//	mcpbridge serve FILE [--addr ADDR] [-v] [--timeout D]
+//	    see and try every server, tool and MCP App in a browser
+//	mcpbridge login FILE [ID...] [--no-browser] [--wait D] [-v] [--timeout D]
+//	    log in to OAuth servers once, in a browser
+//	mcpbridge logout FILE ID... [-v]
+//	    forget the stored OAuth tokens of servers
+//	mcpbridge version
+//	    print the version
+//	mcpbridge help [COMMAND]
+//	    show help for mcpbridge or one command
 //
 // FILE is a servers file in any of the ecosystem's dialects (Claude Desktop, Cursor, VS Code,
 // Windsurf, Gemini CLI, mcphost, the bridge's own servers.yaml); see the servers-file section

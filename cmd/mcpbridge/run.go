@@ -124,15 +124,22 @@ func runVersion(_ context.Context, env *cliEnv, _ *cliFlags, _ []string) error {
 	return err
 }
 
-// version is the module version the binary was built from: a tag for `go install ...@vX`,
-// else the VCS revision, else "devel".
+// version is the module version the binary was built from (see versionOf).
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "devel"
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+	return versionOf(bi)
+}
+
+// versionOf reads a version out of build info: the module version (a tag for
+// `go install ...@vX`, a pseudo-version for a checkout build since Go 1.24, with "+dirty"
+// for uncommitted changes), else "devel-" and the VCS revision (with "-dirty" when
+// vcs.modified), else "devel" when nothing is known.
+func versionOf(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "devel"
 	}
 	var rev, dirty string
 	for _, s := range bi.Settings {
@@ -144,6 +151,9 @@ func version() string {
 				dirty = "-dirty"
 			}
 		}
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -331,3 +333,82 @@ func TestCall(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestVersionOf(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"nil", nil, "devel"},
+		{"nothing known", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		{"empty version", &debug.BuildInfo{}, "devel"},
+		{"go install tag", &debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"}}, "v0.4.0"},
+		{"tag wins over revision", &debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}}}, "v0.4.0"},
+		{"checkout pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261202070000-0123456789ab+dirty"}},
+			"v0.0.0-20261202070000-0123456789ab+dirty"},
+		{"revision only", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}},
+			"devel-0123456789ab"},
+		{"revision modified", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: rev}}},
+			"devel-0123456789ab-dirty"},
+		{"short revision", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}}, "devel-abc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := versionOf(tt.bi); got != tt.want {
+				t.Errorf("versionOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestVersionBinary builds the command from this checkout and runs "mcpbridge version": it
+// prints what the binary's build info says (`go version -m` reads the same record), and a
+// build from a git clone names its revision. (Go does not stamp VCS data in a git worktree,
+// whose .git is a file: there the module is "(devel)" and the answer is a true "devel".)
+func TestVersionBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "mcpbridge")
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	bi := &debug.BuildInfo{}
+	for _, l := range strings.Split(string(info), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			bi.Main = debug.Module{Path: f[1], Version: f[2]}
+		case len(f) == 2 && f[0] == "build":
+			if k, v, ok := strings.Cut(f[1], "="); ok && strings.HasPrefix(k, "vcs") {
+				bi.Settings = append(bi.Settings, debug.BuildSetting{Key: k, Value: v})
+			}
+		}
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("mcpbridge version: %v", err)
+	}
+	got := strings.Fields(string(out))
+	if len(got) < 2 || got[0] != "mcpbridge" {
+		t.Fatalf("mcpbridge version printed %q", out)
+	}
+	if want := versionOf(bi); got[1] != want {
+		t.Errorf("version %q, want %q from the build info:\n%s", got[1], want, info)
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && !strings.Contains(got[1], s.Value[:min(12, len(s.Value))]) {
+			t.Errorf("version %q does not name the revision %s", got[1], s.Value)
+		}
+	}
+}
