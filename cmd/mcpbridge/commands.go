@@ -24,7 +24,9 @@ type command struct {
 	flags   []cliFlag
 	minArgs int // positional arguments accepted
 	maxArgs int
-	run     func(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error
+	// inline: FILE (the first argument) may be left out for one server after "--" (inline.go).
+	inline bool
+	run    func(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) error
 }
 
 // cliFlag is one flag of a command.
@@ -107,7 +109,7 @@ func deferFlag() cliFlag {
 func commands() []command {
 	return []command{
 		{
-			name: "probe", args: "FILE", minArgs: 1, maxArgs: 1, run: runProbe,
+			name: "probe", inline: true, args: "FILE", minArgs: 1, maxArgs: 1, run: runProbe,
 			flags:   []cliFlag{jsonFlag(), verboseFlag(), timeoutFlag()},
 			summary: "dial every server and report what works",
 			doc: `Dials every server in FILE in parallel and reports, per server: status, transport, phase
@@ -120,7 +122,7 @@ to stdout. Exit 0 when every server works, 2 when any failed, 1 for usage or con
 `,
 		},
 		{
-			name: "tools", args: "FILE", minArgs: 1, maxArgs: 1, run: runTools,
+			name: "tools", inline: true, args: "FILE", minArgs: 1, maxArgs: 1, run: runTools,
 			flags:   []cliFlag{jsonFlag(), formatFlag(), strictFlag(), adaptFlag(), geminiParametersFlag(), deferFlag(), verboseFlag(), timeoutFlag()},
 			summary: "list the tools exactly as a model sees them",
 			doc: `Lists the tools of every server in FILE exactly as a model will see them: name, description
@@ -133,7 +135,7 @@ status is then 2.
 `,
 		},
 		{
-			name: "call", args: "FILE TOOL ['JSON']", minArgs: 2, maxArgs: 3, run: runCall,
+			name: "call", inline: true, args: "FILE TOOL ['JSON']", minArgs: 2, maxArgs: 3, run: runCall,
 			flags:   []cliFlag{verboseFlag(), timeoutFlag()},
 			summary: "call one tool, print what the model reads",
 			doc: `Connects to the servers in FILE, calls TOOL (its model-visible name, as "mcpbridge tools"
@@ -144,7 +146,7 @@ the servers file) are shown on stderr; Ctrl-C cancels the call, and the task on 
 `,
 		},
 		{
-			name: "skills", args: "FILE [SKILL]", minArgs: 1, maxArgs: 2, run: runSkills,
+			name: "skills", inline: true, args: "FILE [SKILL]", minArgs: 1, maxArgs: 2, run: runSkills,
 			flags:   []cliFlag{jsonFlag(), verboseFlag(), timeoutFlag()},
 			summary: "list the servers' skills, or print one",
 			doc: `Connects to the servers in FILE with the MCP Skills extension and lists each server's
@@ -156,7 +158,7 @@ verification failure names server, skill and file and exits 2.
 `,
 		},
 		{
-			name: "serve", args: "FILE", minArgs: 1, maxArgs: 1, run: runServe,
+			name: "serve", inline: true, args: "FILE", minArgs: 1, maxArgs: 1, run: runServe,
 			flags: []cliFlag{{name: "addr", arg: "ADDR",
 				usage: "listen address of the page, a loopback IP and port (default 127.0.0.1:7391, or a free port when that one is taken)",
 				field: func(f *cliFlags) any { return &f.addr }}, verboseFlag(), timeoutFlag()},
@@ -222,8 +224,11 @@ func findCommand(name string) (command, bool) {
 // synopsis is the command's usage line: "mcpbridge probe FILE [--json] [-v] [--timeout D]".
 func (c command) synopsis() string {
 	parts := []string{"mcpbridge", c.name}
-	if c.args != "" {
-		parts = append(parts, c.args)
+	if args := c.args; args != "" {
+		if c.inline {
+			args = "[" + strings.Replace(args, "FILE", "FILE]", 1)
+		}
+		parts = append(parts, args)
 	}
 	for _, f := range c.flags {
 		s := "--" + f.name
@@ -234,6 +239,9 @@ func (c command) synopsis() string {
 			s += " " + f.arg
 		}
 		parts = append(parts, "["+s+"]")
+	}
+	if c.inline {
+		parts = append(parts, "[-- CMD [ARG...] | -- URL]")
 	}
 	return strings.Join(parts, " ")
 }
@@ -312,7 +320,9 @@ func mainUsage() string {
 	}
 	b.WriteString(`
 FILE is a servers file: servers.yaml, or the JSON config of Claude Desktop, Cursor, VS Code,
-Windsurf, Gemini CLI, mcphost, ...
+Windsurf, Gemini CLI, mcphost, ... Or leave FILE out and name one server after "--": its
+command and arguments (a stdio server, no shell), or its http(s) URL alone; its ID comes from
+the package or command (npx -y @scope/server-x@1.2 → server-x), from the URL's host otherwise.
 
 Exit status: 0 ok, 1 usage or servers-file error, 2 a server or the tool call failed.
 Run "mcpbridge help COMMAND" for a command's flags.

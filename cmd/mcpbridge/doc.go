@@ -2,16 +2,16 @@
 //
 // Usage:
 //
-//	mcpbridge probe FILE [--json] [-v] [--timeout D]
+//	mcpbridge probe [FILE] [--json] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    dial every server and report what works
-//	mcpbridge tools FILE [--json] [--format F] [--strict] [--adapt] [--gemini-parameters]
-//	      [--defer S] [-v] [--timeout D]
+//	mcpbridge tools [FILE] [--json] [--format F] [--strict] [--adapt] [--gemini-parameters]
+//	      [--defer S] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    list the tools exactly as a model sees them
-//	mcpbridge call FILE TOOL ['JSON'] [-v] [--timeout D]
+//	mcpbridge call [FILE] TOOL ['JSON'] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    call one tool, print what the model reads
-//	mcpbridge skills FILE [SKILL] [--json] [-v] [--timeout D]
+//	mcpbridge skills [FILE] [SKILL] [--json] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    list the servers' skills, or print one
-//	mcpbridge serve FILE [--addr ADDR] [-v] [--timeout D]
+//	mcpbridge serve [FILE] [--addr ADDR] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    see and try every server, tool and MCP App in a browser
 //	mcpbridge login FILE [ID...] [--no-browser] [--wait D] [-v] [--timeout D]
 //	    log in to OAuth servers once, in a browser

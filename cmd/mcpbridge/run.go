@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ type cliEnv struct {
 	// secrets are masked in everything written to stdout and stderr and in the final
 	// error; readConfig fills it.
 	secrets *secretList
+	// inline is the one server given after "--" in place of a servers file (see inline.go).
+	inline []string
 }
 
 // run is the whole program: args without the program name; it never exits the process.
@@ -56,16 +59,41 @@ func runCommand(ctx context.Context, env *cliEnv, args []string, stderr io.Write
 	}
 	fl := &cliFlags{}
 	fs := newFlagSet(c, fl, stderr)
-	pos, err := parseInterspersed(fs, args[1:])
+	args = args[1:]
+	var inline []string // the one server after "--", in place of FILE
+	if c.inline {
+		if i := slices.Index(args, "--"); i >= 0 {
+			args, inline = args[:i], args[i+1:]
+			if len(inline) == 0 {
+				fs.Usage()
+				return usageErr("%s: nothing after --: give a server's command and arguments, or its http(s) URL, like: mcpbridge %s -- npx -y @modelcontextprotocol/server-everything", c.name, c.name)
+			}
+		}
+	}
+	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, err: err, quiet: true} // the flag package printed it
 	}
+	if inline != nil {
+		// FILE is left out: args[0] becomes the server's description ("-- npx -y ..."),
+		// which messages show where they would name the file.
+		if len(pos) < c.minArgs-1 || len(pos) > c.maxArgs-1 {
+			fs.Usage()
+			return usageErr("%s: with a server after --, want %s before it (no FILE), got %d", c.name, argCount(command{minArgs: c.minArgs - 1, maxArgs: c.maxArgs - 1}), len(pos))
+		}
+		env.inline = inline
+		pos = append([]string{"-- " + strings.Join(inline, " ")}, pos...)
+	}
 	if len(pos) < c.minArgs || len(pos) > c.maxArgs {
 		fs.Usage()
-		return usageErr("%s: want %s, got %d argument(s)", c.name, argCount(c), len(pos))
+		hint := ""
+		if c.inline {
+			hint = " (FILE, or one server after --)"
+		}
+		return usageErr("%s: want %s%s, got %d argument(s)", c.name, argCount(c), hint, len(pos))
 	}
 	return c.run(ctx, env, fl, pos)
 }
@@ -104,9 +132,11 @@ func newLogger(con *console, level slog.Level) *slog.Logger {
 
 // readConfig loads FILE and logs its warnings; errors are usage errors (exit 1). From then
 // on env's output masks the file's secrets.
+// With a server given after "--" (env.inline), that server is the whole configuration.
 func readConfig(env *cliEnv, path string, log *slog.Logger) (servers []bridge.ServerConfig, warnings []string, err error) {
-	servers, warnings, err = config.Read(path)
-	if err != nil {
+	if env.inline != nil {
+		servers = []bridge.ServerConfig{inlineServer(env.inline)}
+	} else if servers, warnings, err = config.Read(path); err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	env.secrets.addServers(servers)
