@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/callwatch"
 	"github.com/ttalk/mcpbridge/internal/expose"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
@@ -244,7 +245,7 @@ func (c *toolCall) method() string {
 func (c *toolCall) outcome() (size int, isError bool) {
 	switch c.origin {
 	case OriginCallTool:
-		return resultSize(c.res), c.res != nil && c.res.IsError
+		return callwatch.ResultSize(c.res), c.res != nil && c.res.IsError
 	case OriginApp:
 		return len(c.json), c.res != nil && c.res.IsError
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/callwatch"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/results"
 )
@@ -201,29 +202,18 @@ func beforeCall(c *toolCall) error {
 }
 
 // before runs BeforeCall. It returns nil to go ahead, a *DeniedError for a denial, or the
-// error the caller gets. The hook runs on its own goroutine so that a hook waiting for a
-// human that ignores ctx still cannot hold the call past its deadline or Close (the
-// goroutine itself lives until the hook returns); a panic in it fails the call.
+// error the caller gets. The hook runs on its own goroutine (callwatch.Before) so that a hook
+// waiting for a human that ignores ctx still cannot hold the call past its deadline or
+// Close; a panic in it fails the call.
 func (ob *callObs) before(ctx context.Context, label string) error {
 	hook := ob.s.opts.BeforeCall
 	if hook == nil {
 		return nil
 	}
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				ob.s.log.Error("BeforeCall panicked", "tool", ob.call.RemoteName, "panic", r)
-				done <- fmt.Errorf("panic: %v", r)
-			}
-		}()
-		done <- hook(ctx, &ob.call)
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
+	err, waited := callwatch.Before(ctx, hook, &ob.call, func(r any) {
+		ob.s.log.Error("BeforeCall panicked", "tool", ob.call.RemoteName, "panic", r)
+	})
+	if waited {
 		return ob.s.pool.RequestErr(ctx, string(PhaseCall), label+": waiting for BeforeCall", ob.timeout, err)
 	}
 	if err == nil {
@@ -263,11 +253,7 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	}
 	ob.s.opts.tel.endCall(ob.span, &ob.call, &end)
 	if h := ob.s.opts.AfterCall; h != nil {
-		// A live context: the call's values (its span, per-call headers) without its
-		// cancellation (the call's bound has just ended), bounded by the call timeout like BeforeCall.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ob.timeout)
-		defer cancel()
-		h(actx, &ob.call, &end)
+		callwatch.After(ctx, ob.timeout, h, &ob.call, &end)
 	}
 }
 
@@ -318,35 +304,4 @@ func modelName(s *Server, remote string) string {
 		}
 	}
 	return ""
-}
-
-// resultSize is the size of a raw result for CallEnd.ResultBytes: its content blocks' text
-// and data, plus structuredContent's JSON.
-func resultSize(res *mcp.CallToolResult) int {
-	if res == nil {
-		return 0
-	}
-	n := 0
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			n += len(c.Text)
-		case *mcp.ImageContent:
-			n += len(c.Data)
-		case *mcp.AudioContent:
-			n += len(c.Data)
-		case *mcp.ResourceLink:
-			n += len(c.URI)
-		case *mcp.EmbeddedResource:
-			if c.Resource != nil {
-				n += len(c.Resource.Text) + len(c.Resource.Blob)
-			}
-		}
-	}
-	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			n += len(b)
-		}
-	}
-	return n
 }

@@ -57,6 +57,7 @@ var importRules = []importRule{
 	{pkg: "internal/jsonstr", only: []string{}, reason: "a leaf every package may use", extra: true},
 	{pkg: "internal/schemaguard", not: []string{"bridge"}, reason: "bridge composes it", extra: true},
 	{pkg: "internal/expose", not: []string{"bridge"}, reason: "bridge composes it", extra: true},
+	{pkg: "internal/callwatch", not: []string{"bridge"}, reason: "bridge composes it", extra: true},
 	{pkg: "bridge/toolsearch", not: []string{"bridge"}, reason: "the index knows no bridge type", extra: true},
 	{pkg: "bridge/redisstore", not: []string{"bridge"}, reason: "the Redis store imports bridge/auth only", extra: true},
 }
