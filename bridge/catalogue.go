@@ -311,7 +311,7 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session.Session, liste
 		slices.Sort(added)
 		slices.Sort(removed)
 		s.remote = remote
-		clear(s.uiCache)
+		s.uiCache.Clear()
 		s.status.AppOnly = appOnly
 		s.status.TaskTools = taskTools(remote)
 		// Warn once per problem: a redial lists the same tools again.

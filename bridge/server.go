@@ -75,8 +75,9 @@ type Server struct {
 	remote map[string]*remoteTool // every listed tool by its server name, app-only ones included
 	tools  Tools                  // the model-visible tools, named
 	status ServerStatus
-	// uiCache holds ui:// resources by URI, when Options.UIResourceCacheTTL > 0.
-	uiCache map[string]cachedResource
+	// uiCache holds ui:// resources by URI, when Options.UIResourceCacheTTL > 0 (nil
+	// otherwise); catMu guards it.
+	uiCache *apps.ResourceCache
 
 	schemas  schemaguard.Cache      // measured and compiled schemas by their bytes
 	progress session.ProgressRoutes // progress tokens of calls in flight
@@ -107,6 +108,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		secrets: book,
 		remote:  map[string]*remoteTool{},
 		status:  ServerStatus{ID: cfg.ID},
+		uiCache: apps.NewResourceCache(o.UIResourceCacheTTL, maxUICache),
 	}
 	s.spec.OnCredential = book.AddCredential
 	s.tasks = newTasks(s, cfg, o)
@@ -210,17 +212,21 @@ func (s *Server) serverError(phase Phase, err error, conn *transport.Conn) *Serv
 // Options.UIResourceCacheTTL set, ui:// results are served from a small per-server cache
 // (emptied when the session is redialled); callers must not modify a returned result.
 func (s *Server) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	if res := s.cachedUI(uri); res != nil {
+	s.catMu.Lock()
+	res := s.uiCache.Get(uri)
+	s.catMu.Unlock()
+	if res != nil {
 		return res, nil
 	}
-	var res *mcp.ReadResourceResult
 	err := s.do(ctx, PhaseRead, fmt.Sprintf("resource %q", uri), true, func(ctx context.Context, sess *session.Session) error {
 		var err error
 		res, err = sess.CS.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
 	})
 	if err == nil {
-		s.cacheUI(uri, res)
+		s.catMu.Lock()
+		s.uiCache.Put(uri, res)
+		s.catMu.Unlock()
 	}
 	return res, err
 }
