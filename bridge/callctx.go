@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ttalk/mcpbridge/internal/callheaders"
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 )
 
 // WithCallHeaders returns a copy of ctx under which the requests of a call (a Handler,
@@ -53,9 +54,9 @@ func callMeta(ctx context.Context) map[string]any {
 // baggage. Without one, nothing of ctx's trace context or baggage (which may hold personal
 // data) leaves the process. nil when there is nothing (the common case, which allocates
 // nothing).
-func requestMeta(ctx context.Context, tel *telemetry) map[string]any {
+func requestMeta(ctx context.Context, tel *itel.Telemetry) map[string]any {
 	user := callMeta(ctx)
-	tracing := tel.tracing()
+	tracing := tel.Tracing()
 	if user == nil && !tracing {
 		return nil
 	}
@@ -66,5 +67,5 @@ func requestMeta(ctx context.Context, tel *telemetry) map[string]any {
 	if !tracing {
 		return meta
 	}
-	return tel.inject(ctx, meta)
+	return tel.Inject(ctx, meta)
 }

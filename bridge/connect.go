@@ -26,14 +26,14 @@ func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error)
 // dial starts one server of set (nil for Dial) and lists its tools, reporting the outcome to
 // the log and OnStatus.
 func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server, *ServerError) {
-	ctx, span := o.tel.startConnect(ctx, cfg.ID)
+	ctx, span := o.tel.StartConnect(ctx, cfg.ID)
 	statusCtx := ctx // for OnStatus: without the connect timeout set below
 	fail := func(s *Server, serr *ServerError, timings []PhaseTiming) (*Server, *ServerError) {
 		if s != nil {
 			// The server's text (an error message, its stderr) may quote a secret.
 			serr = s.secrets.maskErr(ctx, serr).(*ServerError)
 		}
-		span.end(nil, serr)
+		endConnect(span, nil, serr)
 		st := ServerStatus{ID: cfg.ID}
 		if s != nil {
 			s.stop()
@@ -74,7 +74,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	}
 	if serr != nil && s.usersOnly(serr) {
 		// Only a user's grant opens the server: no shared session (users_catalogue.go).
-		span.end(s, nil)
+		endConnect(span, s, nil)
 		if o.OnStatus != nil {
 			o.OnStatus(statusCtx, s.Status())
 		}
@@ -84,11 +84,11 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		return fail(s, serr, nil)
 	}
 	timings := []PhaseTiming{initTiming}
-	span.phaseDone(initTiming.Phase, initTiming.Duration)
+	span.PhaseDone(string(initTiming.Phase), initTiming.Duration)
 	t := time.Now()
 	listed, raw, err := s.list(ctx, sess)
 	timings = append(timings, PhaseTiming{PhaseList, time.Since(t)})
-	span.phaseDone(PhaseList, time.Since(t))
+	span.PhaseDone(string(PhaseList), time.Since(t))
 	if err != nil {
 		s.pool.Discard(ctx, sess)
 		return fail(s, s.serverError(PhaseList, err, sess.Conn), timings)
@@ -102,7 +102,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.status.Auth = as
 	st := s.status
 	s.catMu.Unlock()
-	span.end(s, nil)
+	endConnect(span, s, nil)
 	s.log.Debug("mcp server connected", "tools", len(st.ModelTools), "transport", st.Transport)
 	if o.OnStatus != nil {
 		o.OnStatus(statusCtx, st)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/internal/callwatch"
 	"github.com/ttalk/mcpbridge/internal/session"
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -137,7 +138,7 @@ func Deny(reason string) error { return &DeniedError{Reason: reason} }
 // observed reports whether anything watches calls: hooks or telemetry. When nothing does,
 // calls take the plain path, which allocates nothing for them.
 func (o *options) observed() bool {
-	return o.BeforeCall != nil || o.AfterCall != nil || o.tel.active()
+	return o.BeforeCall != nil || o.AfterCall != nil || o.tel.Active()
 }
 
 // callObs follows one observed call: its description, its start, its span.
@@ -145,8 +146,8 @@ type callObs struct {
 	s       *Server
 	call    Call
 	start   time.Time
-	span    *callSpan     // nil without tracing or metrics
-	timeout time.Duration // the call timeout (toolCall.timeout): it also bounds AfterCall
+	span    *itel.CallSpan // nil without tracing or metrics
+	timeout time.Duration  // the call timeout (toolCall.timeout): it also bounds AfterCall
 }
 
 // observe is the stage that starts following a call when hooks or telemetry watch calls:
@@ -162,7 +163,7 @@ func observe(c *toolCall) error {
 		args = c.in // a model's call is observed before its arguments are checked
 	}
 	c.ob = &callObs{s: c.s, start: time.Now(), timeout: c.timeout, call: Call{Origin: c.origin, Method: c.method(), RemoteName: c.remote, Server: c.s, Args: args}}
-	c.ctx, c.ob.span = c.s.opts.tel.startCall(c.ctx, c.s, &c.ob.call)
+	c.ctx, c.ob.span = startCall(c.ctx, c.s.opts.tel, c.s, &c.ob.call)
 	if c.exposed != nil {
 		c.ob.call.Tool, c.ob.call.Annotations = c.exposed.name, c.exposed.annotations
 	}
@@ -190,7 +191,7 @@ func beforeCall(c *toolCall) error {
 	if c.exposed != nil {
 		c.ob.call.RemoteName = c.input.Name // the prompt, for prompts/get
 		c.ob.describe(nil, c.args)
-		c.ob.span.target(c.exposed.tool.Method, c.input.Name, c.input.URI)
+		c.ob.span.Target(c.exposed.tool.Method, c.input.Name, c.input.URI)
 	} else {
 		c.ob.describe(c.rt, c.args)
 	}
@@ -251,7 +252,7 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	if he, ok := err.(*hookError); ok {
 		end.Err = he.ServerError
 	}
-	ob.s.opts.tel.endCall(ob.span, &ob.call, &end)
+	endCall(ob.s.opts.tel, ob.span, &ob.call, &end)
 	if h := ob.s.opts.AfterCall; h != nil {
 		callwatch.After(ctx, ob.timeout, h, &ob.call, &end)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/skills"
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 )
 
 // Options tunes Connect and Dial. A nil *Options and zero fields mean the documented defaults.
@@ -175,7 +176,7 @@ type Options struct {
 type options struct {
 	Options
 	logger *slog.Logger
-	tel    *telemetry
+	tel    *itel.Telemetry
 }
 
 func resolve(o *Options) *options {
