@@ -162,7 +162,7 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 		return err
 	})
 	if err == nil && task != nil {
-		return task.await(ctx, o.taskTimeout)
+		return task.Await(ctx, o.taskTimeout)
 	}
 	return res, err
 }

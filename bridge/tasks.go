@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"slices"
@@ -133,7 +132,7 @@ func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMess
 		return Task{Server: s.cfg.ID, Tool: rt.name, Status: TaskCompleted, Result: res}, nil
 	}
 	if err := s.tasks.NoteCreated(run.Run); err != nil {
-		return Task{}, run.fail(err)
+		return Task{}, run.Fail(err)
 	}
 	return run.Task(), nil
 }
@@ -145,10 +144,10 @@ func (s *Server) PollTask(ctx context.Context, id string) (Task, error) {
 	if err := tasks.CheckID(id); err != nil {
 		return Task{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
-	run := taskHost{s}.newRun(ctx, "", id, tasks.FlavourUnknown)
+	run := taskHost{s}.follow().Follow(ctx, "", id, tasks.FlavourUnknown)
 	t, err := run.Poll(ctx)
 	if err != nil {
-		return Task{}, run.fail(err)
+		return Task{}, run.Fail(err)
 	}
 	return t, nil
 }
@@ -164,7 +163,7 @@ func (s *Server) AwaitTask(ctx context.Context, id string) (*mcp.CallToolResult,
 	if err := tasks.CheckID(id); err != nil {
 		return nil, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
-	return taskHost{s}.newRun(ctx, "", id, tasks.FlavourUnknown).await(ctx, s.tasks.Timeout())
+	return taskHost{s}.follow().Follow(ctx, "", id, tasks.FlavourUnknown).Await(ctx, s.tasks.Timeout())
 }
 
 // CancelTask asks the server to cancel task id (tasks/cancel). Cancellation is
@@ -174,9 +173,9 @@ func (s *Server) CancelTask(ctx context.Context, id string) error {
 	if err := tasks.CheckID(id); err != nil {
 		return &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
 	}
-	run := taskHost{s}.newRun(ctx, "", id, tasks.FlavourUnknown)
+	run := taskHost{s}.follow().Follow(ctx, "", id, tasks.FlavourUnknown)
 	if err := run.Cancel(ctx); err != nil {
-		return run.fail(err)
+		return run.Fail(err)
 	}
 	return nil
 }
@@ -265,9 +264,9 @@ func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remot
 		return res, nil, err
 	}
 	// A task handle: go-sdk decoded it as an (empty) tool result, or failed to.
-	r := &taskRun{s: s, progress: progressFunc(ctx)}
-	r.progressTok, _ = params.GetProgressToken().(string)
-	if r.Run, err = s.tasks.Created(ctx, rt.name, raw, sess, r.observed); err != nil {
+	tok, _ := params.GetProgressToken().(string)
+	r, err := h.follow().Created(ctx, rt.name, raw, sess, tok)
+	if err != nil {
 		return nil, nil, err
 	}
 	return nil, r, nil
@@ -311,86 +310,41 @@ func (h taskHost) ask(ctx context.Context, taskID string, p *mcp.ElicitParams) (
 	return s.opts.OnElicitation(ctx, &ElicitRequest{Server: s.cfg.ID, Params: p, TaskID: taskID})
 }
 
-// newRun starts following task id of tool ("" when unknown) under ctx.
-func (h taskHost) newRun(ctx context.Context, tool, id string, f tasks.Flavour) *taskRun {
-	r := &taskRun{s: h.s}
-	r.Run = h.s.tasks.NewRun(ctx, tool, id, f, r.observed)
-	return r
-}
+// taskRun is one task a Server follows (internal/tasks: its run, and the progress of the
+// call that created it).
+type taskRun = tasks.Followed[Progress]
 
-// taskRun is one task a Server follows: the tasks client's run, and the progress of the
-// call that created it.
-type taskRun struct {
-	*tasks.Run
-	s *Server
-	// progressTok is the progressToken of the call that created the task (valid for the
-	// task's life); progress receives its notifications and the task's status.
-	progressTok string
-	progress    func(Progress)
-}
-
-// observed tells the server's callbacks a task's new state: the call's span, its
-// WithProgress callback and Options.OnTaskStatus.
-func (r *taskRun) observed(ctx context.Context, t Task) {
-	itel.TaskStatus(ctx, t.ID, string(t.Status))
-	if fn := r.progress; fn != nil {
-		p := Progress{Server: t.Server, Tool: t.Tool, Message: t.StatusMessage, TaskID: t.ID, Status: t.Status}
-		r.s.progress.Notify.Post(func() { fn(p) })
+// follow is the Server as a followed task sees it: its tasks client and lifetime, the
+// progress routes, its callbacks (the call's span, Options.OnTaskStatus) and its errors.
+func (h taskHost) follow() *tasks.Host[Progress] {
+	s := h.s
+	return &tasks.Host[Progress]{
+		Client:     s.tasks,
+		Life:       s.life,
+		ProgressOf: progressFunc,
+		AsProgress: func(t Task) Progress {
+			return Progress{Server: t.Server, Tool: t.Tool, Message: t.StatusMessage, TaskID: t.ID, Status: t.Status}
+		},
+		Hold:  s.progress.Hold,
+		Post:  s.progress.Notify.Post,
+		Flush: func(ctx context.Context) { s.progress.Notify.Flush(ctx, progressLinger) },
+		Status: func(ctx context.Context, t Task) {
+			itel.TaskStatus(ctx, t.ID, string(t.Status))
+			if fn := s.opts.OnTaskStatus; fn != nil {
+				fn(ctx, t)
+			}
+		},
+		// A lifecycle error is a *ServerError naming the server (and, wrapped by the tasks
+		// side, the tool and the task).
+		Fail: func(err error) error {
+			var se *ServerError
+			if errors.As(err, &se) {
+				return se
+			}
+			return &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
+		},
+		Ended: func(ctx context.Context, label string, timeout time.Duration, err error) error {
+			return s.pool.RequestErr(ctx, string(PhaseCall), label, timeout, err)
+		},
 	}
-	if fn := r.s.opts.OnTaskStatus; fn != nil {
-		fn(ctx, t)
-	}
-}
-
-// await follows the task to its end and returns the tool's result. It is bounded by
-// timeout, the task timeout (and ctx, and Close); when it gives up on a task that has not
-// ended, the tasks client cancels the task on the server.
-func (r *taskRun) await(ctx context.Context, timeout time.Duration) (*mcp.CallToolResult, error) {
-	s := r.s
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	stop := context.AfterFunc(s.life, cancel)
-	defer stop()
-	if r.progress == nil {
-		r.progress = progressFunc(ctx)
-	}
-	if r.progressTok != "" && r.progress != nil {
-		release := s.progress.Hold(r.progressTok, r.Tool(), r.ID(), r.progress)
-		defer release()
-	}
-	res, err := s.tasks.Await(ctx, r.Run)
-	r.flush(ctx)
-	if err == nil {
-		return res, nil
-	}
-	if ctx.Err() != nil {
-		return nil, s.pool.RequestErr(ctx, string(PhaseCall), r.Label(), timeout, err)
-	}
-	return nil, r.fail(err)
-}
-
-// flush waits (briefly) until the WithProgress callback has seen the statuses posted so far,
-// so a caller has the task's last status before the call returns.
-func (r *taskRun) flush(ctx context.Context) {
-	if r.progress != nil {
-		r.s.progress.Notify.Flush(ctx, progressLinger)
-	}
-}
-
-// fail wraps a lifecycle error for the caller: a *ServerError naming the server, the tool
-// and the task.
-func (r *taskRun) fail(err error) error {
-	var se *ServerError
-	if errors.As(err, &se) {
-		return se
-	}
-	id := r.s.cfg.ID
-	var te *TaskError
-	if errors.As(err, &te) && te.TaskID == r.ID() { // it names the task itself
-		if r.Tool() == "" {
-			return &ServerError{Server: id, Phase: PhaseCall, Err: err}
-		}
-		return &ServerError{Server: id, Phase: PhaseCall, Err: fmt.Errorf("tool %q: %w", r.Tool(), err)}
-	}
-	return &ServerError{Server: id, Phase: PhaseCall, Err: fmt.Errorf("%s: %w", r.Label(), err)}
 }
