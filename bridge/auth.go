@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -71,33 +70,12 @@ func Logout(ctx context.Context, cfg ServerConfig, store TokenStore) error {
 // newOAuthHandler is the OAuth handler of cfg (cfg.Auth set), with o's store, HTTP client
 // and Authorizer.
 func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*auth.Handler, error) {
-	a, err := auth.Prepare(*cfg.Auth)
-	if err != nil {
-		return nil, err
-	}
-	store := o.TokenStore
-	if store == nil {
-		fs, err := DefaultTokenStore()
-		if err != nil {
-			return nil, fmt.Errorf("auth: %w", err)
-		}
-		store = fs
-	}
-	st := auth.Settings{ID: cfg.ID, URL: cfg.URL, Auth: a, Store: store, HTTPClient: o.HTTPClient, Log: log}
+	st := auth.Settings{ID: cfg.ID, URL: cfg.URL, Store: o.TokenStore, HTTPClient: o.HTTPClient, Log: log}
 	if o.Authorizer != nil {
 		st.RedirectURL, st.Fetch = o.Authorizer.RedirectURL, o.Authorizer.Fetch
 	}
 	st.RefreshJitter = o.Users.refreshJitter()
-	return auth.NewHandler(st), nil
-}
-
-// authStatus is what probe shows about s's grant (nil without OAuth).
-func authStatus(h *auth.Handler) *AuthStatus {
-	if h == nil {
-		return nil
-	}
-	st := h.Status()
-	return &st
+	return auth.Open(*cfg.Auth, st)
 }
 
 func (o *UserOptions) refreshJitter() time.Duration {

@@ -96,7 +96,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.install(ctx, sess, listed, raw)
 	s.pool.Ready(sess)           // the held listen is written soon; the backoff counts from now
 	discoverSkills(ctx, s, sess) // skills.go: metadata only, at assembly
-	as := authStatus(s.oauth)
+	as := s.oauth.Probe()
 	s.catMu.Lock()
 	s.status.Timings = timings
 	s.status.Auth = as

@@ -51,6 +51,24 @@ type Settings struct {
 	RefreshJitter time.Duration
 }
 
+// Open is the handler of st's server with its auth block a, checked and completed by
+// Prepare; a nil st.Store means DefaultTokenStore().
+func Open(a AuthConfig, st Settings) (*Handler, error) {
+	a, err := Prepare(a)
+	if err != nil {
+		return nil, err
+	}
+	if st.Store == nil {
+		fs, err := DefaultTokenStore()
+		if err != nil {
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+		st.Store = fs
+	}
+	st.Auth = a
+	return NewHandler(st), nil
+}
+
 // Prepare checks a server's AuthConfig and completes it: PrivateKeyFile is read into PrivateKey.
 // Errors name the setting, never a secret.
 func Prepare(a AuthConfig) (AuthConfig, error) {
@@ -576,6 +594,15 @@ func (h *Handler) Flush(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// Probe is what probe shows about h's grant (Status; nil when h is nil: no OAuth).
+func (h *Handler) Probe() *AuthStatus {
+	if h == nil {
+		return nil
+	}
+	st := h.Status()
+	return &st
 }
 
 // Status is what probe shows; it needs the current token, which may refresh it.
