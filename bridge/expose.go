@@ -112,24 +112,13 @@ func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLate
 // its session is sent again) within the call's deadline.
 func sendExposed(c *toolCall) error {
 	s, method := c.s, c.exposed.tool.Method
-	req := session.Request{Phase: string(exposedPhase(method)), What: expose.Target(method, c.input), Retryable: true, Timeout: c.timeout}
+	// The Phase of an exposed tool's request is its method: PhaseListResources, PhaseRead,
+	// PhaseListPrompts or PhaseGetPrompt.
+	req := session.Request{Phase: method, What: expose.Target(method, c.input), Retryable: true, Timeout: c.timeout}
 	err := s.request(c.ctx, true, req, func(ctx context.Context, sess *session.Session) error {
 		var err error
 		c.res, err = expose.Request(ctx, sess.CS, method, c.input, func() map[string]any { return requestMeta(ctx, s.opts.tel) })
 		return err
 	})
 	return finalErr(err)
-}
-
-// exposedPhase is the Phase of an exposed tool's request.
-func exposedPhase(method string) Phase {
-	switch method {
-	case "resources/list":
-		return PhaseListResources
-	case "resources/read":
-		return PhaseRead
-	case "prompts/list":
-		return PhaseListPrompts
-	}
-	return PhaseGetPrompt
 }
