@@ -31,6 +31,9 @@ type processEnd struct {
 	Ran time.Duration
 	// LastStderr is the last non-blank line of its stderr tail, "" if none.
 	LastStderr string
+	// NPMError is npm's own error line in the stderr tail (npm error code E404 and its
+	// detail), "" if there is none: npm ends with a pointer to its log, which says nothing.
+	NPMError string
 	// Err is the read or write error that ended the session.
 	Err error
 }
@@ -43,7 +46,10 @@ func (e *processEnd) Error() string {
 	} else {
 		fmt.Fprintf(&b, "server process closed its stdout and is still running after %s", e.Ran.Round(time.Millisecond))
 	}
-	if e.LastStderr == "" {
+	if e.NPMError != "" {
+		b.WriteString("; npm: ")
+		b.WriteString(strconv.Quote(e.NPMError))
+	} else if e.LastStderr == "" {
 		b.WriteString("; nothing on stderr")
 	} else {
 		b.WriteString("; last stderr line: ")
@@ -92,8 +98,46 @@ func (c *Conn) explainEnd(err error) error {
 	case <-t.C:
 		e.Ran = time.Since(p.started)
 	}
-	e.LastStderr = lastLine(c.Stderr(), maxLastStderr) // secrets redacted
+	tail := c.Stderr() // secrets redacted
+	e.LastStderr = lastLine(tail, maxLastStderr)
+	e.NPMError = npmError(tail, maxLastStderr)
 	return e
+}
+
+// npmError finds npm's (npx's) error in a stderr tail: the "npm error code X" line (npm 7-9:
+// "npm ERR! code X") with the first line of detail after it, as
+// "npm error code E404: 404 Not Found - GET https://...", cut to max bytes; "" when the
+// tail has no npm error code.
+func npmError(tail string, max int) string {
+	var code, detail string
+	for line := range strings.SplitSeq(tail, "\n") {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "npm error ")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "npm ERR! ")
+		}
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		if c, isCode := strings.CutPrefix(rest, "code "); isCode {
+			if code == "" {
+				code = strings.TrimSpace(c)
+			}
+			continue
+		}
+		if code != "" && detail == "" && strings.Trim(rest, "0123456789 ") != "" && !strings.HasPrefix(rest, "A complete log") {
+			detail = rest
+		}
+	}
+	if code == "" {
+		return ""
+	}
+	s := "npm error code " + code
+	if detail != "" {
+		s += ": " + detail
+	}
+	return redact.Clip(s, max)
 }
 
 // lastLine returns the last non-blank line of s, cut to max bytes (at a rune

@@ -105,3 +105,31 @@ func TestInlineCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeNPMError: a server npx cannot install is summed up by npm's E404 line, not by the
+// pointer to npm's log that ends its stderr.
+func TestProbeNPMError(t *testing.T) {
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(serverEnv, "npm404")
+	stdout, stderr, code := runCLI(t, "probe", "--", bin)
+	if code != 2 {
+		t.Errorf("exit code %d, want 2", code)
+	}
+	want := `npm: "npm error code E404: 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-doesnotexist-xyz"`
+	summary := func(out, prefix string) string {
+		for l := range strings.SplitSeq(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+				return l
+			}
+		}
+		return ""
+	}
+	for what, line := range map[string]string{"the progress line": summary(stderr, "✗"), "the report's error line": summary(stdout, "error ")} {
+		if !strings.Contains(line, want) || strings.Contains(line, "complete log") {
+			t.Errorf("%s does not quote npm's error line %s:\n%s", what, want, line)
+		}
+	}
+}

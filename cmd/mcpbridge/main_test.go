@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,6 +87,13 @@ func serveStdio(kind string) int {
 		}
 		fmt.Fprintln(os.Stderr, "crash: fatal: cannot start")
 		return 3
+	case "npm404": // what npx writes for a package that does not exist (captured from npm 11)
+		b, err := os.ReadFile(filepath.Join("..", "..", "transport", "testdata", "npm", "e404.txt"))
+		if err != nil {
+			return 4
+		}
+		_, _ = os.Stderr.Write(b)
+		return 1
 	}
 	fmt.Fprintf(os.Stderr, "unknown test server kind %q\n", kind)
 	return 1
