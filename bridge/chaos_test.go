@@ -216,7 +216,7 @@ func TestChaosDiscoverHandshake(t *testing.T) {
 		discover  bool   // server/discover reaches the server
 	}{
 		{"exitdiscover", "", "closed the connection on server/discover", 2, true},
-		{"ignorediscover", "", "went unanswered for 2.5s", 1, true},
+		{"ignorediscover", "", "initialize: no answer to server/discover after 2.5s (still starting", 1, true},
 		{"errordiscover", "", "server/discover failed: method not found: server/discover (-32601)", 1, true},
 		{"exitdiscover", "2025-11-25", "pinned by the server's protocolVersion", 1, false},
 		{"ignorediscover", "2025-06-18", "pinned by the server's protocolVersion", 1, false},

@@ -215,7 +215,9 @@ func (p *Pool) noteProtocol(sess *Session, pin, why string, n *negotiation) {
 		case !sent || err == nil:
 			how = "server/discover"
 		case unanswered:
-			how = fmt.Sprintf("initialize after server/discover went unanswered for %s", n.wait)
+			// Not a fault: a server still starting (npx installing its package) or one that
+			// ignores the method looks the same from here, and initialize then works.
+			how = fmt.Sprintf("initialize: no answer to server/discover after %s (still starting, or the server ignores it)", n.wait)
 		default:
 			how = "initialize after server/discover failed: " + shortCause(err)
 		}
