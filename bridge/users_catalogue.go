@@ -36,20 +36,8 @@ type userCat struct {
 // catalogue is shared: it returns the listing to install, or none when the catalogue is
 // per user (from then on, for the server's life).
 func (s *Server) sharedListing(listed []*mcp.Tool, raw map[string]json.RawMessage, li listInfo, err error) ([]*mcp.Tool, map[string]json.RawMessage, error) {
-	if !s.perUser || s.opts.Users == nil {
+	if !s.pool.PrivateListing(err, errors.Is(err, ErrNeedsLogin), li) {
 		return listed, raw, err
-	}
-	why := ""
-	switch {
-	case err != nil && errors.Is(err, ErrNeedsLogin):
-		why = "tools/list needs a user's grant"
-	case err == nil && li.Private:
-		why = `tools/list answered with cacheScope "private"`
-	default:
-		return listed, raw, err
-	}
-	if s.pool.MakePrivate() {
-		s.log.Info("the server's catalogue is per user", "reason", why)
 	}
 	return nil, nil, nil
 }

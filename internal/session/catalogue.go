@@ -40,6 +40,29 @@ func (p *Pool) PrivateCatalogues() bool { return p.users.private.Load() }
 // whether it was shared until now.
 func (p *Pool) MakePrivate() bool { return !p.users.private.Swap(true) }
 
+// PrivateListing decides, after the shared session's listing, whether the catalogue is per
+// user from then on (MakePrivate, logged once): on a per-user pool that serves users, when
+// the listing was refused for want of a user's grant (err, needsLogin: it wraps the
+// needs-login error) or came back with cacheScope "private" (li).
+func (p *Pool) PrivateListing(err error, needsLogin bool, li ListInfo) bool {
+	if !p.cfg.PerUser || !p.cfg.ServeUsers {
+		return false
+	}
+	why := ""
+	switch {
+	case err != nil && needsLogin:
+		why = "tools/list needs a user's grant"
+	case err == nil && li.Private:
+		why = `tools/list answered with cacheScope "private"`
+	default:
+		return false
+	}
+	if p.MakePrivate() {
+		p.cfg.Log.Info("the server's catalogue is per user", "reason", why)
+	}
+	return true
+}
+
 // UsersOnly marks the server as one that opens only with a user's grant: no shared session,
 // its catalogue per user, each user's requests on the user's own session.
 func (p *Pool) UsersOnly() {
