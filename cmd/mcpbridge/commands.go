@@ -55,6 +55,8 @@ type cliFlags struct {
 	geminiParameters bool   // tools --format gemini: the OpenAPI-subset "parameters" field
 	deferMode        string // tools --format: deferred loading with this search ("" off)
 
+	cache string // call: the listing cache (toolcache.go)
+
 	skills bool // set by the skills command: connect with bridge.Options.Skills
 }
 
@@ -136,11 +138,17 @@ status is then 2.
 		},
 		{
 			name: "call", inline: true, args: "FILE TOOL ['JSON']", minArgs: 2, maxArgs: 3, run: runCall,
-			flags:   []cliFlag{verboseFlag(), timeoutFlag()},
+			flags: []cliFlag{{name: "cache", arg: "C",
+				usage: "a listing cache (JSON; written by call when it dials every server): the server of each tool, so that later calls dial only that one",
+				field: func(f *cliFlags) any { return &f.cache }}, verboseFlag(), timeoutFlag()},
 			summary: "call one tool, print what the model reads",
 			doc: `Connects to the servers in FILE, calls TOOL (its model-visible name, as "mcpbridge tools"
 shows it) with the JSON object given (default {}) through the bridge, and prints what the model
-would read. A tool's own error prints its text and exits 2. While the call runs, progress the
+would read. Only the server that owns TOOL is started when the name says which: a
+SERVER__TOOL name whose SERVER is a server ID of FILE, or a name the --cache file lists (call
+writes it, 0600, whenever it dials every server; a file over 1 MiB or not of that shape is
+ignored; a tool no longer on its server falls back to dialling all). Otherwise every server
+is dialled. A tool's own error prints its text and exits 2. While the call runs, progress the
 server reports and the status of an MCP task (a tool that runs as one, see the tasks key of
 the servers file) are shown on stderr; Ctrl-C cancels the call, and the task on the server.
 `,
@@ -264,12 +272,12 @@ func synopses() []string {
 }
 
 // wrapWords breaks s at spaces into lines of at most width columns (a longer word stays
-// whole); lines after the first begin with indent. A bracketed flag ("[--timeout D]") is
-// never split.
+// whole); lines after the first begin with indent. A bracketed group ("[--timeout D]",
+// "[-- CMD [ARG...] | -- URL]") is never split.
 func wrapWords(s string, width int, indent string) []string {
 	var words []string
 	for _, w := range strings.Fields(s) {
-		if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "[") && !strings.Contains(words[n-1], "]") {
+		if n := len(words); n > 0 && strings.Count(words[n-1], "[") > strings.Count(words[n-1], "]") {
 			words[n-1] += " " + w
 			continue
 		}

@@ -7,7 +7,8 @@
 //	mcpbridge tools [FILE] [--json] [--format F] [--strict] [--adapt] [--gemini-parameters]
 //	      [--defer S] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    list the tools exactly as a model sees them
-//	mcpbridge call [FILE] TOOL ['JSON'] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
+//	mcpbridge call [FILE] TOOL ['JSON'] [--cache C] [-v] [--timeout D]
+//	      [-- CMD [ARG...] | -- URL]
 //	    call one tool, print what the model reads
 //	mcpbridge skills [FILE] [SKILL] [--json] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]
 //	    list the servers' skills, or print one

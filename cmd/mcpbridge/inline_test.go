@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,6 +131,56 @@ func TestProbeNPMError(t *testing.T) {
 	for what, line := range map[string]string{"the progress line": summary(stderr, "✗"), "the report's error line": summary(stdout, "error ")} {
 		if !strings.Contains(line, want) || strings.Contains(line, "complete log") {
 			t.Errorf("%s does not quote npm's error line %s:\n%s", what, want, line)
+		}
+	}
+}
+
+// TestCallDialsOwner: call starts only the server that owns the tool when the name (a
+// SERVER__TOOL prefix) or the listing cache says which; real go-sdk servers (the test binary
+// re-executed) and two that fail when dialled (broken exits, missing does not exist), whose
+// failures on stderr show they were dialled.
+func TestCallDialsOwner(t *testing.T) {
+	f := writeFixture(t, "claude_desktop.json", false)
+	cache := filepath.Join(f.dir, "tools.json")
+	dialledOthers := func(stderr string) bool {
+		return strings.Contains(stderr, "broken") || strings.Contains(stderr, "missing")
+	}
+	steps := []struct {
+		name    string
+		args    []string
+		stdout  string
+		dialAll bool
+		cached  bool // the cache file exists afterwards
+	}{
+		{name: "prefix", args: []string{"call", f.path, "basic__echo", `{"text":"hi"}`}, stdout: "basic says: hi"},
+		{name: "prefix of the other server", args: []string{"call", f.path, "second__echo", `{"text":"yo"}`}, stdout: "mini says: yo"},
+		{name: "no cache yet: every server", args: []string{"call", "--cache", cache, f.path, "do_thing"}, stdout: "done", dialAll: true, cached: true},
+		{name: "cached: one server", args: []string{"call", f.path, "do_thing", "--cache", cache}, stdout: "done", cached: true},
+		{name: "no cache flag: every server", args: []string{"call", f.path, "do_thing"}, stdout: "done", dialAll: true, cached: true},
+		{name: "prefix not a server ID: every server", args: []string{"call", f.path, "nosuch__echo"}, dialAll: true, cached: true},
+	}
+	for _, st := range steps {
+		stdout, stderr, code := runCLI(t, st.args...)
+		if !strings.Contains(stdout, st.stdout) || st.stdout != "" && code != 0 {
+			t.Errorf("%s: exit %d, stdout %q, want %q\nstderr:\n%s", st.name, code, stdout, st.stdout, stderr)
+		}
+		if got := dialledOthers(stderr); got != st.dialAll {
+			t.Errorf("%s: the other servers dialled: %v, want %v\nstderr:\n%s", st.name, got, st.dialAll, stderr)
+		}
+		if _, err := os.Stat(cache); (err == nil) != st.cached {
+			t.Errorf("%s: cache file exists: %v, want %v", st.name, err == nil, st.cached)
+		}
+	}
+
+	// A stale cache (the tool is not on the server it names) falls back to every server; an
+	// oversized or malformed one is ignored.
+	for _, bad := range []string{`{"tools":{"do_thing":{"server":"second","remote":"do.thing"}}}`, `[1,2]`, `{"tools":` + strings.Repeat(" ", maxToolCacheBytes) + `{}}`} {
+		if err := os.WriteFile(cache, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runCLI(t, "call", "--cache", cache, f.path, "do_thing")
+		if code != 0 || !strings.Contains(stdout, "done") || !dialledOthers(stderr) {
+			t.Errorf("cache %.40q: exit %d, stdout %q\nstderr:\n%s", bad, code, stdout, stderr)
 		}
 	}
 }

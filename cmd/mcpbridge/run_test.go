@@ -194,7 +194,7 @@ func TestUsage(t *testing.T) {
 		{name: "help probe", args: []string{"help", "probe"}, code: 0, want: "-timeout"},
 		{name: "help unknown", args: []string{"help", "nope"}, code: 1, want: `unknown command "nope"`},
 		{name: "-h probe", args: []string{"-h", "probe"}, code: 0, want: "Usage: mcpbridge probe [FILE]"},
-		{name: "help call", args: []string{"help", "call"}, code: 0, want: "Usage: mcpbridge call [FILE] TOOL ['JSON'] [-v] [--timeout D] [-- CMD [ARG...] | -- URL]"},
+		{name: "help call", args: []string{"help", "call"}, code: 0, want: "Usage: mcpbridge call [FILE] TOOL ['JSON'] [--cache C] [-v] [--timeout D]"},
 		{name: "help too many", args: []string{"help", "a", "b"}, code: 1, want: "want 0 to 1 arguments, got 2"},
 		{name: "probe -h", args: []string{"probe", "-h"}, code: 0, want: "Usage: mcpbridge probe [FILE]"},
 		{name: "probe file -h", args: []string{"probe", "servers.yaml", "-h"}, code: 0, want: "Usage: mcpbridge probe [FILE]"},

@@ -19,6 +19,11 @@ import (
 // connectAll loads FILE and connects every server with the CLI's logger, which shows the
 // bridge's warnings (skipped servers, renames) on stderr. failed counts skipped servers.
 func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (set *bridge.Set, failed int, err error) {
+	return connectSome(ctx, env, fl, path, nil)
+}
+
+// connectSome is connectAll of the servers choose keeps (nil: all).
+func connectSome(ctx context.Context, env *cliEnv, fl *cliFlags, path string, choose func([]bridge.ServerConfig) []bridge.ServerConfig) (set *bridge.Set, failed int, err error) {
 	level := slog.LevelWarn
 	if fl.verbose {
 		level = slog.LevelDebug
@@ -27,6 +32,9 @@ func connectAll(ctx context.Context, env *cliEnv, fl *cliFlags, path string) (se
 	servers, _, err := readConfig(env, path, log)
 	if err != nil {
 		return nil, 0, err
+	}
+	if choose != nil {
+		servers = choose(servers)
 	}
 	set, err = bridge.Connect(ctx, servers, &bridge.Options{Logger: log, ConnectTimeout: fl.timeout, Skills: fl.skills})
 	switch {
@@ -188,19 +196,53 @@ func runCall(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) erro
 	if err := json.Unmarshal([]byte(input), &obj); err != nil || obj == nil {
 		return usageErr("call: arguments must be a JSON object, like '{\"path\": \"/tmp\"}'")
 	}
-	set, _, err := connectAll(ctx, env, fl, path)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
-	tools := set.Tools()
+	cache := readToolCache(env, fl.cache)
+	owner, remote := toolOwner(name, cache)
 	var tool *bridge.Tool
-	for i := range tools {
-		if tools[i].Name == name {
-			tool = &tools[i]
-			break
+	var tools bridge.Tools
+	var set *bridge.Set
+	var err error
+	if owner != "" { // dial only the server that owns the tool
+		one := func(cfgs []bridge.ServerConfig) []bridge.ServerConfig {
+			for _, c := range cfgs {
+				if c.ID == owner {
+					return []bridge.ServerConfig{c}
+				}
+			}
+			return cfgs // not a server of FILE: dial all
+		}
+		if set, _, err = connectSome(ctx, env, fl, path, one); err != nil {
+			return err
+		}
+		narrowed := len(set.Servers())+len(set.Failed()) == 1
+		tools = set.Tools()
+		for i := range tools {
+			if t := &tools[i]; t.Name == name || narrowed && t.Server.ID() == owner && t.RemoteName == remote {
+				tool = t
+				break
+			}
+		}
+		if tool == nil && narrowed {
+			_ = set.Close()
+			set = nil // a stale cache, or a tool not on that server: dial all
 		}
 	}
+	if set == nil {
+		if set, _, err = connectAll(ctx, env, fl, path); err != nil {
+			return err
+		}
+		tools = set.Tools()
+		for i := range tools {
+			if tools[i].Name == name {
+				tool = &tools[i]
+				break
+			}
+		}
+		if fl.cache != "" {
+			writeToolCache(env, fl.cache, tools)
+		}
+	}
+	defer set.Close()
 	if tool == nil {
 		for _, t := range tools {
 			if t.RemoteName == name {
