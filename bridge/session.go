@@ -27,9 +27,6 @@ const listenHoldMax = 250 * time.Millisecond
 // the longest: a quarter of the connect timeout in between).
 const minDiscoverWait = time.Second
 
-// modernVersion is the first protocol version negotiated through server/discover.
-const modernVersion = session.ModernVersion
-
 // newPool makes the session pool of s, whose client, spec and configuration error are set.
 func newPool(s *Server) *session.Pool {
 	cfg := session.Config{
