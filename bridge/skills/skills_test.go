@@ -109,7 +109,7 @@ func TestDecodeEntry(t *testing.T) {
 
 func TestIndexCapped(t *testing.T) {
 	c := &Catalog{server: "docs"}
-	for i := 0; i < 200; i++ {
+	for i := range 200 {
 		c.skills = append(c.skills, Skill{Name: "skill-" + strings.Repeat("x", i%7), Description: "Does a thing\u202e well."})
 	}
 	out := Index([]*Catalog{c}, nil, 300, LoadTool)
@@ -167,7 +167,7 @@ func FuzzCheckRel(f *testing.F) {
 		if checkRel(rel) != nil {
 			return
 		}
-		for _, seg := range strings.Split(rel, "/") {
+		for seg := range strings.SplitSeq(rel, "/") {
 			if seg == ".." || seg == "." || seg == "" {
 				t.Fatalf("accepted %q", rel)
 			}

@@ -199,7 +199,7 @@ func checkRel(rel string) error {
 			return fmt.Errorf("%w: path %s has a control character", ErrPath, quote(rel))
 		}
 	}
-	for _, seg := range strings.Split(rel, "/") {
+	for seg := range strings.SplitSeq(rel, "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			return fmt.Errorf("%w: path %s has an empty, . or .. segment", ErrPath, quote(rel))
 		}

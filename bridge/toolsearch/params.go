@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -229,7 +230,7 @@ func (p *schemaParser) branches(depth, group int, nodes []*schemaNode, of []int)
 		return nodes, of
 	}
 	// A repeated key replaces the earlier branches of the same group.
-	for i := len(nodes) - 1; i >= 0; i-- {
+	for i := range slices.Backward(nodes) {
 		if of[i] == group {
 			nodes, of = append(nodes[:i], nodes[i+1:]...), append(of[:i], of[i+1:]...)
 		}

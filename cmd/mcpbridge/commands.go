@@ -276,7 +276,7 @@ func synopses() []string {
 // "[-- CMD [ARG...] | -- URL]") is never split.
 func wrapWords(s string, width int, indent string) []string {
 	var words []string
-	for _, w := range strings.Fields(s) {
+	for w := range strings.FieldsSeq(s) {
 		if n := len(words); n > 0 && strings.Count(words[n-1], "[") > strings.Count(words[n-1], "]") {
 			words[n-1] += " " + w
 			continue

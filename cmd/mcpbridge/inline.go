@@ -107,7 +107,7 @@ func urlName(u *url.URL) string {
 	if strings.Trim(host, "0123456789.:[]") == "" {
 		return host
 	}
-	for _, label := range strings.Split(host, ".") {
+	for label := range strings.SplitSeq(host, ".") {
 		if label != "mcp" && label != "www" && label != "api" {
 			return label
 		}

@@ -384,7 +384,7 @@ func TestVersionBinary(t *testing.T) {
 		t.Fatalf("go version -m: %v", err)
 	}
 	bi := &debug.BuildInfo{}
-	for _, l := range strings.Split(string(info), "\n") {
+	for l := range strings.SplitSeq(string(info), "\n") {
 		f := strings.Fields(l)
 		switch {
 		case len(f) >= 3 && f[0] == "mod":

@@ -79,7 +79,7 @@ func (sk Skill) entry() map[string]any {
 	fm := sk.Frontmatter
 	if fm == nil {
 		fm = map[string]any{}
-		for _, line := range strings.Split(sk.Files["SKILL.md"], "\n") {
+		for line := range strings.SplitSeq(sk.Files["SKILL.md"], "\n") {
 			if k, v, ok := strings.Cut(line, ": "); ok && (k == "name" || k == "description") {
 				fm[k] = v
 			}
