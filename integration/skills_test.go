@@ -255,7 +255,7 @@ func TestReadmeSkills(t *testing.T) {
 	code = code[strings.Index(code, "func agentWithSkills"):strings.Index(code, "// README:end")]
 	body := code[strings.Index(code, "{\n")+2 : strings.LastIndex(code, "}")]
 	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+	for l := range strings.SplitSeq(strings.TrimRight(body, "\n"), "\n") {
 		lines = append(lines, strings.TrimPrefix(l, "\t"))
 	}
 	if want := strings.Join(lines, "\n"); !strings.Contains(string(readme), want) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/eino-contrib/jsonschema"
 	orderedmap "github.com/wk8/go-ordered-map/v2"
@@ -334,10 +335,5 @@ func decodeValue(v json.RawMessage) (any, error) {
 }
 
 func in(list []string, k string) bool {
-	for _, x := range list {
-		if x == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, k)
 }

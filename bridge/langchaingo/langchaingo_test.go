@@ -178,7 +178,7 @@ func TestFunctionCallingLoop(t *testing.T) {
 	}}
 	ctx := context.Background()
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "weather in Lyon?")}
-	for turn := 0; turn < 3; turn++ {
+	for range 3 {
 		resp, err := m.GenerateContent(ctx, msgs, llms.WithTools(mcplc.Functions(ts)))
 		if err != nil {
 			t.Fatal(err)
