@@ -160,6 +160,8 @@ import (
 //     task fails and is cancelled.
 //   - 256 (fixed, maxRecentTasks): task IDs a session remembers, to catch a server handing one out
 //     twice. Over it: the oldest is forgotten.
+//   - 1000h (fixed, tasks.MaxDuration): a task's ttl or pollInterval as the server gives it. Over
+//     it: read as this (the poll interval is then bounded by maxPollInterval).
 //   - 1,000 (fixed, skills.MaxSkillsPerServer): skills in one server's listing (Options.Skills),
 //     all skills/list pages, or skill:// resources recognised without it. Over it: the server keeps
 //     its tools but offers no skill, with a problem naming the limit.
@@ -532,6 +534,9 @@ var limitTable = []limit{
 	{name: "maxRecentTasks", value: maxRecentTasks, unit: unitCount,
 		bounds: "task IDs a session remembers, to catch a server handing one out twice",
 		over:   "the oldest is forgotten"},
+	{name: "tasks.MaxDuration", value: int64(tasks.MaxDuration), unit: unitDuration,
+		bounds: "a task's ttl or pollInterval as the server gives it",
+		over:   "read as this (the poll interval is then bounded by maxPollInterval)"},
 	{name: "skills.MaxSkillsPerServer", value: skills.MaxSkillsPerServer, unit: unitCount,
 		bounds: "skills in one server's listing (Options.Skills), all skills/list pages, or skill:// resources recognised without it",
 		over:   "the server keeps its tools but offers no skill, with a problem naming the limit"},

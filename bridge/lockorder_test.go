@@ -32,13 +32,12 @@ func (h *lockCheck) WithGroup(string) slog.Handler            { return h }
 func (h *lockCheck) Handle(_ context.Context, r slog.Record) error {
 	var held []string
 	if s := h.s.Load(); s != nil {
-		for _, name := range s.pool.HeldLocks() {
+		for _, name := range append(s.pool.HeldLocks(), s.tasks.HeldLocks()...) {
 			held = append(held, name+" while logging "+r.Message)
 		}
 		for name, m := range map[string]*sync.Mutex{
 			"Server.catMu": &s.catMu, "relistState.mu": &s.relist.mu,
 			"notifier.mu": s.notify.Mutex(), "secretBook.mu": s.secrets.Mutex(), "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
-			"taskTable.mu": s.tasks.Mutex(),
 		} {
 			if m.TryLock() {
 				m.Unlock()

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/internal/tasks"
 )
 
 // Validation once: Validate holds every rule on a ServerConfig's values that does not need
@@ -17,31 +19,22 @@ import (
 // it is used: the servers file's combination checks (config_server.go) and transport.
 
 // TaskMode says when a server's tools run as MCP tasks (ServerConfig.Tasks, Options.Tasks,
-// servers.yaml's tasks key).
-type TaskMode string
+// servers.yaml's tasks key). Its home is the tasks client (internal/tasks), whose policy it is.
+type TaskMode = tasks.Mode
 
-// The task modes.
+// The task modes (see internal/tasks).
 const (
 	// TasksAuto (the default) runs as a task every tool that must run as one
 	// (execution.taskSupport "required", protocol 2025-11-25) and no other; under
 	// 2026-07-28 the bridge declares the tasks extension and follows whatever task the
 	// server starts.
-	TasksAuto TaskMode = "auto"
+	TasksAuto = tasks.Auto
 	// TasksAlways also runs tools whose execution.taskSupport is "optional" as tasks.
-	TasksAlways TaskMode = "always"
+	TasksAlways = tasks.Always
 	// TasksNever never runs a tool as a task: tools that require one are skipped (with a
 	// ToolProblem) and the tasks extension is not declared.
-	TasksNever TaskMode = "never"
+	TasksNever = tasks.Never
 )
-
-// Valid reports whether m is a mode ("" counts: the default).
-func (m TaskMode) Valid() bool {
-	switch m {
-	case "", TasksAuto, TasksAlways, TasksNever:
-		return true
-	}
-	return false
-}
 
 // What ServerConfig.Expose may hold.
 const (

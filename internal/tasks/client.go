@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/wire"
 )
@@ -37,7 +36,7 @@ type Config struct {
 	// Server is the server's ID, for Task.Server.
 	Server string
 	// Mode is the server's task mode (auto when "").
-	Mode config.TaskMode
+	Mode Mode
 	// CallTimeout bounds each request of a task; TaskTimeout is the TTL asked for and
 	// bounds tasks/result when ctx has no deadline.
 	CallTimeout, TaskTimeout time.Duration
@@ -68,7 +67,7 @@ type Client struct {
 // New returns the client of one server.
 func New(cfg Config) *Client {
 	if cfg.Mode == "" {
-		cfg.Mode = config.TasksAuto
+		cfg.Mode = Auto
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -76,12 +75,18 @@ func New(cfg Config) *Client {
 	return &Client{cfg: cfg}
 }
 
-// Mutex returns the mutex guarding the table of tasks in flight, for the host's lock-order
-// check (nothing holds it while logging or calling out).
-func (c *Client) Mutex() *sync.Mutex { return &c.mu }
+// HeldLocks names the client's locks that some goroutine holds now, for the host's tests
+// of the lock order (nothing holds one while logging or calling out).
+func (c *Client) HeldLocks() []string {
+	if c.mu.TryLock() {
+		c.mu.Unlock()
+		return nil
+	}
+	return []string{"tasks.Client.mu"}
+}
 
 // Mode is the server's task mode.
-func (c *Client) Mode() config.TaskMode { return c.cfg.Mode }
+func (c *Client) Mode() Mode { return c.cfg.Mode }
 
 // Timeout is the server's task timeout.
 func (c *Client) Timeout() time.Duration { return c.cfg.TaskTimeout }
@@ -91,14 +96,14 @@ func (c *Client) Timeout() time.Duration { return c.cfg.TaskTimeout }
 // a tool that requires it, or allows it with mode always.
 func (c *Client) Runs(caps Caps, support string) bool {
 	switch {
-	case c.cfg.Mode == config.TasksNever:
+	case c.cfg.Mode == Never:
 		return false
 	case caps.Extension:
 		return true
 	case !caps.ToolsCall:
 		return false
 	}
-	return support == "required" || (support == "optional" && c.cfg.Mode == config.TasksAlways)
+	return support == "required" || (support == "optional" && c.cfg.Mode == Always)
 }
 
 // Budget is the time a call of a tool may take in all: the call timeout, or (task true)
@@ -107,7 +112,7 @@ func (c *Client) Runs(caps Caps, support string) bool {
 // matters. Each request of the call stays bounded by the call timeout.
 func (c *Client) Budget(call time.Duration, caps Caps, ok bool, support func() string) (budget time.Duration, task bool) {
 	switch {
-	case !ok || c.cfg.Mode == config.TasksNever || !(caps.Extension || caps.ToolsCall):
+	case !ok || c.cfg.Mode == Never || !(caps.Extension || caps.ToolsCall):
 		return call, false
 	case caps.Extension || c.Runs(caps, support()):
 		return max(call, c.cfg.TaskTimeout), true
@@ -121,7 +126,7 @@ func (c *Client) Budget(call time.Duration, caps Caps, ok bool, support func() s
 // params (2025-11-25). force (a host's StartTask) asks for a task.
 func (c *Client) Tap(caps Caps, support, label string, force bool) (param json.RawMessage, tap bool, err error) {
 	switch {
-	case c.cfg.Mode == config.TasksNever:
+	case c.cfg.Mode == Never:
 		if force {
 			return nil, false, errors.New("tasks are off for this server (tasks: never)")
 		}
@@ -137,7 +142,7 @@ func (c *Client) Tap(caps Caps, support, label string, force bool) (param json.R
 	switch support {
 	case "required":
 	case "optional":
-		if c.cfg.Mode != config.TasksAlways && !force {
+		if c.cfg.Mode != Always && !force {
 			return nil, false, nil
 		}
 	default:
@@ -181,7 +186,7 @@ type Tool struct {
 // offered on a session with caps: "" when it can.
 func (c *Client) RequiredProblem(caps Caps) string {
 	switch {
-	case c.cfg.Mode == config.TasksNever:
+	case c.cfg.Mode == Never:
 		return `execution.taskSupport is "required": the tool can only run as an MCP task, and tasks are off for this server (tasks: never)`
 	case caps.Extension || caps.ToolsCall:
 		return ""

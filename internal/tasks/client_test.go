@@ -3,15 +3,13 @@ package tasks
 import (
 	"testing"
 	"time"
-
-	"github.com/ttalk/mcpbridge/bridge/config"
 )
 
 // The budget and the tap state one policy: a call is given the task timeout exactly when
 // its tools/call is tapped as one that may become a task (force aside).
 func TestBudgetMatchesTap(t *testing.T) {
 	const call, task = time.Minute, time.Hour
-	for _, mode := range []config.TaskMode{config.TasksAuto, config.TasksAlways, config.TasksNever} {
+	for _, mode := range []Mode{Auto, Always, Never} {
 		c := New(Config{Mode: mode, CallTimeout: call, TaskTimeout: task})
 		for _, caps := range []Caps{{}, {ToolsCall: true}, {ToolsCall: true, Cancel: true}, {Extension: true}} {
 			for _, support := range []string{"", "forbidden", "optional", "required"} {

@@ -10,5 +10,5 @@
 // when the caller gives up). The package knows no bridge type: it sends through a
 // [Requester] (the session layer's request on the live session) and tells the host through
 // the hooks of [Config]. The public types (Task, Status, Error) are aliased by package
-// bridge; the task mode is bridge/config's TaskMode.
+// bridge; the task mode (Mode) is aliased by bridge/config as TaskMode.
 package tasks

@@ -16,6 +16,7 @@ const (
 	MaxInputRequests    = 16                     // inputRequests in one tasks/get answer
 	MaxInputKeysPerTask = 64                     // distinct inputRequests keys over a task's life
 	MaxRecentTasks      = 256                    // task IDs a session remembers to catch one handed out twice
+	MaxDuration         = 1000 * time.Hour       // a ttl or pollInterval a server gives (longer ones are read as this)
 )
 
 // Poll pacing: a pollInterval below MinPollInterval (0 included) is raised to it, one above

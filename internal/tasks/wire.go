@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
@@ -230,7 +229,7 @@ func firstPresent(a, b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// millis reads a millisecond count, capped at config.MaxTimeout; ok is false when raw is absent,
+// millis reads a millisecond count, capped at MaxDuration; ok is false when raw is absent,
 // null, negative or not a number.
 func millis(raw json.RawMessage) (d time.Duration, ok bool) {
 	if len(raw) == 0 {
@@ -240,8 +239,8 @@ func millis(raw json.RawMessage) (d time.Duration, ok bool) {
 	if err != nil || math.IsNaN(f) || f < 0 {
 		return 0, false
 	}
-	if f >= float64(config.MaxTimeout/time.Millisecond) {
-		return config.MaxTimeout, true
+	if f >= float64(MaxDuration/time.Millisecond) {
+		return MaxDuration, true
 	}
 	return time.Duration(f * float64(time.Millisecond)), true
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/ttalk/mcpbridge/bridge/config"
 )
 
 func TestParseCreate(t *testing.T) {
@@ -21,7 +19,7 @@ func TestParseCreate(t *testing.T) {
 		{"2025", `{"task":{"taskId":"a","status":"working","ttl":60000,"pollInterval":5000,"createdAt":"2025-11-25T10:30:00Z"}}`, Flavour2025, "a", 5 * time.Second, time.Minute, true, false},
 		{"extension", `{"resultType":"task","taskId":"b","status":"working","ttlMs":null,"pollIntervalMs":0}`, FlavourExt, "b", 0, 0, true, false},
 		{"poll absent", `{"resultType":"task","taskId":"c","status":"working"}`, FlavourExt, "c", 0, 0, false, false},
-		{"poll a year", `{"resultType":"task","taskId":"d","status":"working","pollIntervalMs":3.1536e10}`, FlavourExt, "d", config.MaxTimeout, 0, true, false},
+		{"poll a year", `{"resultType":"task","taskId":"d","status":"working","pollIntervalMs":3.1536e10}`, FlavourExt, "d", MaxDuration, 0, true, false},
 		{"poll negative", `{"resultType":"task","taskId":"e","status":"working","pollIntervalMs":-1}`, FlavourExt, "e", 0, 0, false, false},
 		{"no id", `{"resultType":"task","status":"working"}`, FlavourExt, "", 0, 0, false, true},
 		{"id with a newline", `{"task":{"taskId":"a\nb","status":"working"}}`, Flavour2025, "", 0, 0, false, true},
@@ -86,7 +84,7 @@ func FuzzParseTask(f *testing.F) {
 		if len(st.StatusMessage) > MaxStatusMsgBytes+len("…") || !utf8.ValidString(st.StatusMessage) {
 			t.Fatalf("parseTask(%q): status message of %d bytes", b, len(st.StatusMessage))
 		}
-		if st.TTL < 0 || st.TTL > config.MaxTimeout || st.PollInterval < 0 || st.PollInterval > config.MaxTimeout {
+		if st.TTL < 0 || st.TTL > MaxDuration || st.PollInterval < 0 || st.PollInterval > MaxDuration {
 			t.Fatalf("parseTask(%q): ttl %s poll %s", b, st.TTL, st.PollInterval)
 		}
 		if st.rpcErr != nil && len(st.rpcErr.Message) > MaxStatusMsgBytes+len("…") {
