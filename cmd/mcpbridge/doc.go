@@ -132,7 +132,9 @@
 //
 // # tools and call
 //
-// tools lists the tools exactly as a model sees them; with --format
+// tools lists the tools exactly as a model sees them; --json prints them as json.Marshal of
+// bridge.Tools does, each with "server" (its server's ID) after the rest, so a host that
+// stores the list keeps the server for Tool.ServerID (search ranks by it); with --format
 // openai|openai-responses|anthropic|gemini (and --strict, --adapt, --gemini-parameters) it
 // prints the request's "tools" array exactly as package bridge/provider would send it on
 // stdout, and what was adapted and what is still rejected on stderr, with the array's cost in

@@ -278,12 +278,43 @@ func TestToolsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer set.Close()
-	want, err := json.Marshal(set.Tools())
-	if err != nil {
+	// Each tool is json.Marshal of the Tool, byte for byte, with the server's ID after it.
+	var want []string
+	for _, tool := range set.Tools() {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, _ := json.Marshal(tool.Server.ID())
+		want = append(want, strings.TrimSuffix(string(b), "}")+`,"server":`+string(server)+"}")
+	}
+	if got := strings.TrimSuffix(stdout, "\n"); got != "["+strings.Join(want, ",")+"]" {
+		t.Errorf("tools --json =\n%s\nwant json.Marshal of each tool with its server =\n[%s]", got, strings.Join(want, ","))
+	}
+	// The list is plain data: decoded with each tool's server as Tool.ServerID, it is
+	// indexed by server as the connected tools are.
+	var listed []struct {
+		bridge.Tool
+		Server string `json:"server"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &listed); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSuffix(stdout, "\n"); got != string(want) {
-		t.Errorf("tools --json =\n%s\nwant json.Marshal(tools) =\n%s", got, want)
+	stored := make(bridge.Tools, len(listed))
+	for i, l := range listed {
+		stored[i] = l.Tool
+		stored[i].ServerID = l.Server
+	}
+	for _, q := range []string{"basic", "second"} {
+		live, plain := set.Tools().Index().Search(q, 0), stored.Index().Search(q, 0)
+		if len(live) == 0 || len(live) != len(plain) {
+			t.Fatalf("Search(%q): %d connected hits, %d from tools --json", q, len(live), len(plain))
+		}
+		for i := range live {
+			if live[i].Tool.Name != plain[i].Tool.Name || plain[i].Tool.ServerID != live[i].Tool.ServerID {
+				t.Errorf("Search(%q)[%d] = %s of %s from tools --json, want %s of %s", q, i, plain[i].Tool.Name, plain[i].Tool.ServerID, live[i].Tool.Name, live[i].Tool.ServerID)
+			}
+		}
 	}
 }
 

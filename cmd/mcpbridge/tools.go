@@ -65,17 +65,14 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 			return err
 		}
 	} else if fl.json {
-		if tools == nil {
-			tools = bridge.Tools{} // "[]", not "null"
-		}
-		b, err := json.Marshal(tools)
+		b, err := json.Marshal(listedTools(tools))
 		if err != nil {
 			return err
 		}
 		if _, err := fmt.Fprintf(env.stdout, "%s\n", terminalJSON(b)); err != nil {
 			return err
 		}
-		env.stderr.println(fmt.Sprintf("%d tools, %s tokens (o200k_base)", len(tools), thousands(tc.JSON(b))))
+		env.stderr.println(fmt.Sprintf("%d tools, %s tokens (o200k_base)", len(tools), thousands(modelTokens(tools, tc))))
 	} else if err := writeTools(env.stdout, tools, tc); err != nil {
 		return err
 	}
@@ -83,6 +80,36 @@ func runTools(ctx context.Context, env *cliEnv, fl *cliFlags, args []string) err
 		return &exitError{code: exitFailed, err: fmt.Errorf("%d server(s) failed; their tools are missing", failed)}
 	}
 	return nil
+}
+
+// listedTool is one tool as tools --json prints it: json.Marshal of the Tool (name,
+// description, parameters: what the model sees) and then the ID of the server it comes from,
+// so a host that stores the list can index it by server (bridge.Tool.ServerID).
+type listedTool struct {
+	bridge.Tool
+	Server string `json:"server,omitempty"`
+}
+
+// listedTools are tools as tools --json prints them: "[]" for none, not "null".
+func listedTools(tools bridge.Tools) []listedTool {
+	out := make([]listedTool, len(tools))
+	for i, t := range tools {
+		out[i] = listedTool{Tool: t, Server: t.ServerID}
+		if out[i].Server == "" && t.Server != nil {
+			out[i].Server = t.Server.ID()
+		}
+	}
+	return out
+}
+
+// modelTokens is what the tools cost a model as definitions: json.Marshal of them, without
+// the server names tools --json adds.
+func modelTokens(tools bridge.Tools, tc *tokens.Counter) int {
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return 0
+	}
+	return tc.JSON(b)
 }
 
 // writeTools prints the tools for people: name, server and token cost, the description, the
