@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"log/slog"
@@ -12,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
@@ -95,64 +94,8 @@ func (s *Server) list(ctx context.Context, sess *session.Session) ([]*mcp.Tool, 
 // listPages fetches every tools/list page on sess and the raw tool objects the transport
 // captured, and what the pages said about caching them.
 func (s *Server) listPages(ctx context.Context, sess *session.Session) ([]*mcp.Tool, map[string]json.RawMessage, listInfo, error) {
-	var li listInfo
-	all, raw, err := s.listAll(ctx, sess, &li)
-	return all, raw, li, err
-}
-
-func (s *Server) listAll(ctx context.Context, sess *session.Session, li *listInfo) ([]*mcp.Tool, map[string]json.RawMessage, error) {
-	var all []*mcp.Tool
-	var captured []json.RawMessage
-	budget := s.opts.newListBudget()
-	seen := map[string]bool{}
-	params := &mcp.ListToolsParams{}
-	for page := 0; ; page++ {
-		if page == maxListPages {
-			return nil, nil, fmt.Errorf("more than %d pages of tools", maxListPages)
-		}
-		res, err := sess.CS.ListTools(ctx, params)
-		if err != nil {
-			if page == 0 && isMethodNotFound(err) && sess.CS.InitializeResult().Capabilities.Tools == nil {
-				return nil, nil, nil // a server without tools
-			}
-			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("page %d: %w", page+1, s.pool.StartErr(ctx, err, sess.Started))
-			}
-			return nil, nil, fmt.Errorf("page %d: %w", page+1, session.OverrunErr(err, sess))
-		}
-		li.Note(page, res.Cacheable)
-		pageRaw := sess.Conn.TakeTools()
-		if err := budget.add(len(res.Tools), pageRaw); err != nil {
-			return nil, nil, fmt.Errorf("page %d: %w", page+1, err)
-		}
-		all = append(all, res.Tools...)
-		captured = append(captured, pageRaw...)
-		if res.NextCursor == "" {
-			break
-		}
-		if seen[res.NextCursor] {
-			return nil, nil, fmt.Errorf("page %d: the server repeated cursor %q", page+1, res.NextCursor)
-		}
-		seen[res.NextCursor] = true
-		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
-	}
-	raw := map[string]json.RawMessage{}
-	for _, r := range append(captured, sess.Conn.TakeTools()...) {
-		var head struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(r, &head) == nil {
-			if _, dup := raw[head.Name]; !dup {
-				raw[head.Name] = r
-			}
-		}
-	}
-	return all, raw, nil
-}
-
-func isMethodNotFound(err error) bool {
-	var je *jsonrpc.Error
-	return errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound
+	l, err := catalog.List(ctx, s.pool, sess, catalog.Limits{MaxTools: s.opts.MaxListTools, MaxBytes: s.opts.MaxListBytes, MaxPages: maxListPages})
+	return l.Tools, l.Raw, l.Info, err
 }
 
 // convert derives remote tools from a listing. It returns them by name, the names offered to
@@ -213,7 +156,7 @@ func (s *Server) convert(ctx context.Context, caps taskCaps, tools []*mcp.Tool, 
 			}
 		}
 		rt := newRemoteTool(t)
-		if d, ok := capDescription(rt.tool.Description, s.opts.MaxDescriptionBytes); !ok {
+		if d, ok := catalog.CapDescription(rt.tool.Description, s.opts.MaxDescriptionBytes); !ok {
 			rt.tool.Description = d
 			problem(t.Name, fmt.Sprintf("description is %d bytes, over Options.MaxDescriptionBytes (%d): cut", len(t.Description), s.opts.MaxDescriptionBytes), false)
 		}
@@ -244,7 +187,7 @@ func (s *Server) convert(ctx context.Context, caps taskCaps, tools []*mcp.Tool, 
 	}
 	for name := range raw {
 		if _, ok := remote[name]; !ok && s.wanted(name) && !hasTool(tools, name) {
-			problem(name, droppedBySDK(raw[name]), true)
+			problem(name, catalog.DroppedBySDK(raw[name]), true)
 		}
 	}
 	return remote, model, appOnly, problems
@@ -261,7 +204,7 @@ func hasTool(tools []*mcp.Tool, name string) bool {
 
 // wanted applies the server's Include and Exclude globs to a tool name.
 func (s *Server) wanted(name string) bool {
-	return selected(s.cfg.Include, s.cfg.Exclude, name)
+	return catalog.Selected(s.cfg.Include, s.cfg.Exclude, name)
 }
 
 // install makes sess the live session with a fresh listing. Tools named before keep their
@@ -278,7 +221,7 @@ func (s *Server) apply(ctx context.Context, sess, onlyIf *session.Session, liste
 	s.schemas.Begin()
 	remote, model, appOnly, problems := s.convert(ctx, sess.Caps, listed, raw)
 	s.schemas.End()
-	releaseListed(listed, raw) // listcache.go
+	catalog.Release(listed, raw)
 	var later logLater
 	defer later.flush()
 	// The session and its listing are installed together (the pool's lock, then catMu).
@@ -346,7 +289,7 @@ func sameTool(a, b *remoteTool) bool {
 
 // build names the server's model-visible tools with n (in listing order), keeps them as the
 // server's tools, logs renames and returns the tools.
-func (s *Server) build(n *namer) Tools {
+func (s *Server) build(n *catalog.Namer) Tools {
 	caps := serverCaps(s) // before catMu: lock order
 	var later logLater
 	defer later.flush()
@@ -360,7 +303,7 @@ func (s *Server) build(n *namer) Tools {
 	var renamed []Rename
 	for _, remote := range s.status.ModelTools {
 		rt := s.remote[remote]
-		name, why := n.assign(s.cfg.ID, prefix, remote)
+		name, why := n.Assign(s.cfg.ID, prefix, remote)
 		if why != "" {
 			renamed = append(renamed, Rename{Remote: remote, Name: name, Reason: why})
 			later.warn(s.log, "tool renamed", "tool", remote, "name", name, "reason", why)
@@ -396,16 +339,6 @@ func (s *Server) tool(name string, rt *remoteTool) Tool {
 		return handle(ctx, s, remote, args)
 	}
 	return t
-}
-
-// droppedBySDK explains a tool go-sdk left out of its tools/list result. It does that for
-// an inputSchema with an invalid x-mcp-header marker (on a non-primitive property,
-// duplicated, or not an HTTP token), which the spec requires clients to drop (SEP-2243).
-func droppedBySDK(raw json.RawMessage) string {
-	if bytes.Contains(raw, []byte(`"x-mcp-header"`)) {
-		return "dropped: its inputSchema has an invalid x-mcp-header marker (SEP-2243 requires clients to drop such tools)"
-	}
-	return "dropped by the MCP SDK while decoding tools/list (see its error log)"
 }
 
 // logLater holds log lines found under a lock, to be written after it is released (see the

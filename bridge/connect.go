@@ -2,9 +2,8 @@ package bridge
 
 import (
 	"context"
-	"fmt"
 	"github.com/ttalk/mcpbridge/bridge/config"
-	"path"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"time"
 )
 
@@ -19,7 +18,7 @@ func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error)
 	if serr != nil {
 		return nil, serr
 	}
-	s.build(newNamer())
+	s.build(catalog.NewNamer())
 	return s, nil
 }
 
@@ -108,22 +107,4 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		o.OnStatus(statusCtx, st)
 	}
 	return s, nil
-}
-
-func matchAny(patterns []string, name string) bool {
-	ok, _ := matchAnyErr(patterns, name)
-	return ok
-}
-
-func matchAnyErr(patterns []string, name string) (bool, error) {
-	for _, p := range patterns {
-		ok, err := path.Match(p, name)
-		if err != nil {
-			return false, fmt.Errorf("bad tool filter pattern %q: %w", p, err)
-		}
-		if ok {
-			return true, nil
-		}
-	}
-	return false, nil
 }

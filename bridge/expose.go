@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ttalk/mcpbridge/bridge/config"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/expose"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
@@ -57,7 +58,7 @@ type exposure struct {
 // always prefixed (Prefix, else the server ID) so the model can tell servers apart. caps are
 // the server's capabilities (nil: unknown); what it does not offer is a problem, not a tool.
 // The caller holds catMu; what is to be logged goes to later.
-func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLater) Tools {
+func exposedOf(s *Server, n *catalog.Namer, caps *mcp.ServerCapabilities, later *logLater) Tools {
 	if len(s.cfg.Expose) == 0 {
 		return nil
 	}
@@ -83,7 +84,7 @@ func exposedOf(s *Server, n *namer, caps *mcp.ServerCapabilities, later *logLate
 			later.error(s.log, "exposed tool schema does not compile", "tool", et.Stem, "err", err)
 			continue
 		}
-		name, _ := n.assign(s.cfg.ID, prefix, et.Stem)
+		name, _ := n.Assign(s.cfg.ID, prefix, et.Stem)
 		// All four only read; BeforeCall and AfterCall see the same annotations as the Tool.
 		ann := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
 		t := Tool{

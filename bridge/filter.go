@@ -1,6 +1,10 @@
 package bridge
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ttalk/mcpbridge/internal/catalog"
+)
 
 // Filter returns the tools whose Name matches patterns, in order, for giving each agent its
 // own subset of a Set's tools in one line:
@@ -25,23 +29,14 @@ func (t Tools) Filter(patterns ...string) Tools {
 	}
 	out := make(Tools, 0, len(t))
 	for _, pats := range [][]string{include, exclude} {
-		if _, err := matchAnyErr(pats, ""); err != nil {
+		if catalog.CheckPatterns(pats) != nil {
 			return out
 		}
 	}
 	for _, tool := range t {
-		if selected(include, exclude, tool.Name) {
+		if catalog.Selected(include, exclude, tool.Name) {
 			out = append(out, tool)
 		}
 	}
 	return out
-}
-
-// selected applies include and exclude globs to name: the rule of Tools.Filter and of a
-// server's ServerConfig.Include and Exclude.
-func selected(include, exclude []string, name string) bool {
-	if len(include) > 0 && !matchAny(include, name) {
-		return false
-	}
-	return !matchAny(exclude, name)
 }

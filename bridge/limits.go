@@ -7,6 +7,7 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/bridge/skills"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/dpop"
 	"github.com/ttalk/mcpbridge/internal/grant"
 	"github.com/ttalk/mcpbridge/internal/redact"
@@ -110,8 +111,8 @@ import (
 //     passed on unvalidated (debug log).
 //   - 16 (fixed, schemaguard.MaxNullDepth): schema nesting looked through to decide whether a
 //     property accepts null. Over it: the null is kept and validation judges it.
-//   - 64 bytes (fixed, maxNameLen): a tool name given to the model. Over it: the name is cut with a
-//     short stable hash suffix.
+//   - 64 bytes (fixed, catalog.MaxNameLen): a tool name given to the model. Over it: the name is
+//     cut with a short stable hash suffix.
 //   - 32 (fixed, maxUICache): ui:// resources cached per server (Options.UIResourceCacheTTL). Over
 //     it: expired entries make room; while all are live, resources are served uncached.
 //   - 2 KiB (fixed, stderrLogTail): a stdio server's stderr quoted in a log line. Over it: only the
@@ -327,7 +328,6 @@ const MaxUserIDBytes = 256
 // listed in limitTable below.
 const (
 	maxListPages    = 1000             // pages of one tools/list
-	maxNameLen      = 64               // a tool name: the longest every major model API accepts
 	maxUICache      = 32               // cached ui:// resources per server
 	stderrLogTail   = 2048             // a stdio server's stderr tail in a failure's log line
 	sessionClose    = 5 * time.Second  // closing one session beyond the transport's own bound
@@ -465,7 +465,7 @@ var limitTable = []limit{
 	{name: "schemaguard.MaxNullDepth", value: schemaguard.MaxNullDepth, unit: unitCount,
 		bounds: "schema nesting looked through to decide whether a property accepts null",
 		over:   "the null is kept and validation judges it"},
-	{name: "maxNameLen", value: maxNameLen, unit: unitBytes,
+	{name: "catalog.MaxNameLen", value: catalog.MaxNameLen, unit: unitBytes,
 		bounds: "a tool name given to the model",
 		over:   "the name is cut with a short stable hash suffix"},
 	{name: "maxUICache", value: maxUICache, unit: unitCount,

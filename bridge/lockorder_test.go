@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 )
 
@@ -87,7 +88,7 @@ func TestNoLogUnderALock(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.install(ctx, sess, listed, raw)
-	s.build(newNamer())
+	s.build(catalog.NewNamer())
 
 	// A re-listing that finds a new problem.
 	srv.AddTool(&mcp.Tool{Name: "wordier", Description: strings.Repeat("w", 20_000), InputSchema: json.RawMessage(`{"type":"object"}`)}, ok)

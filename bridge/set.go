@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 )
 
 // Tools is a list of tools from one or more servers, in a stable order. It is assignable to
@@ -152,7 +153,7 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		_ = set.Close()
 		return nil, fatal
 	}
-	n := newNamer()
+	n := catalog.NewNamer()
 	for _, s := range set.servers {
 		set.tools = append(set.tools, s.build(n)...)
 	}

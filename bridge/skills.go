@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge/skills"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/expose"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 	"github.com/ttalk/mcpbridge/internal/session"
@@ -82,7 +83,7 @@ func discoverSkills(ctx context.Context, s *Server, sess *session.Session) {
 
 // skillToolsOf builds s's skill tools (none without skills), named with n like the
 // exposed tools. The caller holds catMu.
-func skillToolsOf(s *Server, n *namer, later *logLater) Tools {
+func skillToolsOf(s *Server, n *catalog.Namer, later *logLater) Tools {
 	if s.skills == nil || len(s.skills.Skills()) == 0 {
 		return nil
 	}
@@ -97,7 +98,7 @@ func skillToolsOf(s *Server, n *namer, later *logLater) Tools {
 			later.error(s.log, "skill tool schema does not compile", "tool", spec.Stem, "err", err)
 			continue
 		}
-		name, _ := n.assign(s.cfg.ID, prefix, spec.Stem)
+		name, _ := n.Assign(s.cfg.ID, prefix, spec.Stem)
 		ann := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
 		et := expose.Tool{Stem: spec.Stem, Method: "resources/read", What: "skills", Desc: spec.Desc, Schema: string(spec.Schema)}
 		ex := &exposure{tool: et, name: name, schema: sch, annotations: ann, skill: true}

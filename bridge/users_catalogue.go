@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -90,7 +91,7 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*use
 		s.schemas.Begin()
 		remote, model, _, problems := s.convert(ctx, caps, listed, raw)
 		s.schemas.End()
-		releaseListed(listed, raw)
+		catalog.Release(listed, raw)
 		for _, p := range problems {
 			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", id), "tool", p.Tool, "problem", p.Problem)
 		}
@@ -156,7 +157,7 @@ func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 		return nil, err
 	}
 	tools := set.Tools()
-	var n *namer
+	var n *catalog.Namer
 	var errs []error
 	for _, s := range set.servers {
 		if !s.pool.PrivateCatalogues() {
@@ -172,9 +173,9 @@ func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 			continue
 		}
 		if n == nil {
-			n = newNamer()
+			n = catalog.NewNamer()
 			for _, t := range tools {
-				n.taken[t.Name] = true
+				n.Take(t.Name)
 			}
 		}
 		tools = append(tools, s.userTools(n, c)...)
@@ -183,14 +184,14 @@ func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 }
 
 // userTools names the model-visible tools of catalogue c with n.
-func (s *Server) userTools(n *namer, c *userCat) []Tool {
+func (s *Server) userTools(n *catalog.Namer, c *userCat) []Tool {
 	prefix := s.cfg.Prefix
 	if prefix == "" && s.opts.AlwaysPrefix {
 		prefix = s.cfg.ID
 	}
 	tools := make([]Tool, 0, len(c.model))
 	for _, remote := range c.model {
-		name, _ := n.assign(s.cfg.ID, prefix, remote)
+		name, _ := n.Assign(s.cfg.ID, prefix, remote)
 		tools = append(tools, s.tool(name, c.remote[remote]))
 	}
 	return tools

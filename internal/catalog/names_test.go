@@ -1,4 +1,4 @@
-package bridge
+package catalog
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestSanitizeToolName(t *testing.T) {
+func TestSanitize(t *testing.T) {
 	long := strings.Repeat("a", 100)
 	tests := []struct{ in, want string }{
 		{"read_file", "read_file"},
@@ -25,17 +25,17 @@ func TestSanitizeToolName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got := SanitizeToolName(tt.in)
+			got := Sanitize(tt.in)
 			if got != tt.want {
-				t.Errorf("SanitizeToolName(%q) = %q, want %q", tt.in, got, tt.want)
+				t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if !ValidToolName(got) {
+			if !ValidName(got) {
 				t.Errorf("result %q is not valid", got)
 			}
 		})
 	}
 	// Distinct long names that share a 55-byte prefix stay distinct.
-	a, b := SanitizeToolName(long+"x"), SanitizeToolName(long+"y")
+	a, b := Sanitize(long+"x"), Sanitize(long+"y")
 	if a == b {
 		t.Errorf("long names collapsed to %q", a)
 	}
@@ -77,16 +77,16 @@ func TestNamerAssign(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := newNamer()
+			n := NewNamer()
 			for _, c := range tt.calls {
-				got, why := n.assign(c.server, c.prefix, c.remote)
+				got, why := n.Assign(c.server, c.prefix, c.remote)
 				if got != c.want {
 					t.Errorf("assign(%s, %s) = %q, want %q", c.server, c.remote, got, c.want)
 				}
 				if !strings.Contains(why, c.reason) || (c.reason == "" && why != "") {
 					t.Errorf("assign(%s, %s) reason = %q, want it to mention %q", c.server, c.remote, why, c.reason)
 				}
-				if !ValidToolName(got) {
+				if !ValidName(got) {
 					t.Errorf("%q is not a valid name", got)
 				}
 			}
@@ -98,11 +98,11 @@ func TestNamerAssign(t *testing.T) {
 // order always gives the same names.
 func TestNamerDeterministic(t *testing.T) {
 	run := func() []string {
-		n := newNamer()
+		n := NewNamer()
 		var out []string
 		for _, s := range []string{"a", "b", "c"} {
 			for _, r := range []string{"x", "x.y", "x_y", strings.Repeat("z", 80)} {
-				name, _ := n.assign(s, "", r)
+				name, _ := n.Assign(s, "", r)
 				out = append(out, name)
 			}
 		}
@@ -116,25 +116,25 @@ func TestNamerDeterministic(t *testing.T) {
 	}
 }
 
-func FuzzSanitizeToolName(f *testing.F) {
+func FuzzSanitize(f *testing.F) {
 	for _, s := range []string{"", "read_file", "fs.read", "日本語", "9", strings.Repeat("é", 70), "a\x00b", "\xff\xfe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := SanitizeToolName(s)
-		if !ValidToolName(got) || !utf8.ValidString(got) {
-			t.Fatalf("SanitizeToolName(%q) = %q: invalid", s, got)
+		got := Sanitize(s)
+		if !ValidName(got) || !utf8.ValidString(got) {
+			t.Fatalf("Sanitize(%q) = %q: invalid", s, got)
 		}
-		if ValidToolName(s) && got != s {
+		if ValidName(s) && got != s {
 			t.Fatalf("valid name %q changed to %q", s, got)
 		}
-		if SanitizeToolName(got) != got {
-			t.Fatalf("not idempotent: %q -> %q", got, SanitizeToolName(got))
+		if Sanitize(got) != got {
+			t.Fatalf("not idempotent: %q -> %q", got, Sanitize(got))
 		}
-		n := newNamer()
-		a, _ := n.assign("s1", "", s)
-		b, _ := n.assign("s2", "", s)
-		if a == b || !ValidToolName(a) || !ValidToolName(b) {
+		n := NewNamer()
+		a, _ := n.Assign("s1", "", s)
+		b, _ := n.Assign("s2", "", s)
+		if a == b || !ValidName(a) || !ValidName(b) {
 			t.Fatalf("assign gave %q and %q", a, b)
 		}
 	})
