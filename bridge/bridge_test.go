@@ -33,12 +33,18 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 }
 
 // connectSet connects cfgs; the set is closed when the test ends. err is Connect's own.
+// Its ctx outlasts every connect timeout of opts and cfgs (at least 60 s), so a test that
+// sets a longer one gets it.
 func connectSet(t testing.TB, cfgs []bridge.ServerConfig, opts *bridge.Options) (*bridge.Set, error) {
 	t.Helper()
 	if opts == nil {
 		opts = quiet()
 	}
-	set, err := bridge.Connect(ctxT(t, 60*time.Second), cfgs, opts)
+	d := max(60*time.Second, opts.ConnectTimeout+30*time.Second)
+	for _, c := range cfgs {
+		d = max(d, c.ConnectTimeout+30*time.Second)
+	}
+	set, err := bridge.Connect(ctxT(t, d), cfgs, opts)
 	if set != nil {
 		t.Cleanup(func() { _ = set.Close() })
 	}

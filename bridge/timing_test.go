@@ -102,6 +102,40 @@ func TestHangAtStartCostsItsTimeout(t *testing.T) {
 	})
 }
 
+// A call that ends at a deadline says whose it was: "no answer within" the call timeout
+// when that ended it, the caller's context when its earlier deadline did.
+func TestCallDeadlineSaysWhose(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		callTimeout   time.Duration
+		callerTimeout time.Duration
+		want          string
+	}{
+		{"the call timeout", 300 * time.Millisecond, time.Minute, "no answer within 300ms"},
+		{"the caller's deadline", time.Minute, 300 * time.Millisecond, "the caller's context ended before an answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var cancelled atomic.Int32
+				opts := quietOpts()
+				opts.CallTimeout = tc.callTimeout
+				s, err := bridge.Dial(t.Context(), inMemory("slow", hanging(&cancelled), nil, nil), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				ctx, cancel := context.WithTimeout(t.Context(), tc.callerTimeout)
+				defer cancel()
+				start := time.Now()
+				_, err = s.CallTool(ctx, "hang", nil)
+				if d := time.Since(start); d != 300*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("call: %v after %s; want DeadlineExceeded after exactly 300ms, saying %q", err, d, tc.want)
+				}
+			})
+		})
+	}
+}
+
 // Options.CallTimeout ends a call whose ctx has no deadline after exactly that long, the
 // server sees the cancellation, and the session stays usable; cancelling a call's ctx
 // returns it at once; Close returns at once with a call in flight, which fails "server

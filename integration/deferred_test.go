@@ -72,7 +72,6 @@ func sweepReplica(t testing.TB) *bridge.Set {
 func TestDeferredLoading(t *testing.T) {
 	set := sweepReplica(t)
 	all := set.Tools()
-	ctx := testContext(t, time.Minute)
 	cases := []struct {
 		format provider.Format
 		search provider.SearchMode
@@ -117,6 +116,7 @@ func TestDeferredLoading(t *testing.T) {
 	// and the loaded tool is then called as any other.
 	const query = "open a new issue in my GitHub repo"
 	t.Run("openai-responses tool_search_call", func(t *testing.T) {
+		ctx := testContext(t, time.Minute) // its own: the subtests before it spend none of it
 		ts, _ := provider.New(provider.FormatOpenAIResponses, all, &provider.Options{Defer: &provider.Deferral{}})
 		var call responses.ResponseToolSearchCall
 		mustUnmarshal(t, `{"type":"tool_search_call","id":"tsc_1","call_id":"call_s","arguments":{"query":"`+query+`"},"execution":"client","status":"completed"}`, &call)
@@ -147,6 +147,7 @@ func TestDeferredLoading(t *testing.T) {
 		}
 	})
 	t.Run("anthropic tool_reference", func(t *testing.T) {
+		ctx := testContext(t, time.Minute) // its own: the subtests before it spend none of it
 		ts, _ := provider.New(provider.FormatAnthropic, all, &provider.Options{Defer: &provider.Deferral{}})
 		var block anthropic.ToolUseBlock
 		mustUnmarshal(t, `{"type":"tool_use","id":"toolu_s","name":"search_tools","input":{"query":"`+query+`"}}`, &block)
@@ -173,6 +174,7 @@ func TestDeferredLoading(t *testing.T) {
 		}
 	})
 	t.Run("chat completions conversation", func(t *testing.T) {
+		ctx := testContext(t, time.Minute) // its own: the subtests before it spend none of it
 		ts, _ := provider.New(provider.FormatOpenAI, all, &provider.Options{Defer: &provider.Deferral{}})
 		conv := ts.Conversation()
 		var msg openai.ChatCompletionMessage
@@ -204,6 +206,7 @@ func TestDeferredLoading(t *testing.T) {
 		}
 	})
 	t.Run("gemini conversation", func(t *testing.T) {
+		ctx := testContext(t, time.Minute) // its own: the subtests before it spend none of it
 		ts, _ := provider.New(provider.FormatGemini, all, &provider.Options{Defer: &provider.Deferral{}, GeminiParameters: true})
 		conv := ts.Conversation()
 		part, _ := json.Marshal(&genai.Part{FunctionCall: &genai.FunctionCall{ID: "fc-s", Name: "search_tools", Args: map[string]any{"query": "list all pods in the kube-system namespace"}}})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ttalk/mcpbridge/internal/wire"
 )
 
 // Request says what Do sends.
@@ -76,6 +78,8 @@ func (p *Pool) requestErr(ctx context.Context, req *Request, err error) error {
 	switch {
 	case p.cfg.Life.Err() != nil:
 		err = fmt.Errorf("%s: %w", req.What, ErrClosed)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && wire.CallersDeadline(ctx):
+		err = fmt.Errorf("%s: the caller's context ended before an answer: %w", req.What, context.DeadlineExceeded)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("%s: no answer within %s: %w", req.What, req.Timeout, context.DeadlineExceeded)
 	case ctx.Err() != nil:

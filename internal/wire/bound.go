@@ -89,6 +89,9 @@ func (b *bound) Err() error {
 }
 
 func (b *bound) Value(key any) any {
+	if key == (boundKey{}) {
+		return b
+	}
 	if m := b.merged.Load(); m != nil {
 		return m.ctx.Value(key)
 	}
@@ -102,6 +105,29 @@ func (b *bound) release() {
 		m.stop()
 		m.cancel()
 	}
+}
+
+// boundKey is the Value key under which a Bound answers itself (CallerEnded).
+type boundKey struct{}
+
+// CallersDeadline reports whether ctx's deadline is the caller's own: that of the context
+// the outermost Bound in ctx was made from, no later than every Bound's timeout. A request
+// that ended at that deadline ended because the caller's context did, not by its timeout.
+func CallersDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	root := ctx
+	for {
+		b, _ := root.Value(boundKey{}).(*bound)
+		if b == nil {
+			break
+		}
+		root = b.parent
+	}
+	rd, ok := root.Deadline()
+	return ok && !rd.After(d)
 }
 
 // String names the context in panics and logs, as the standard ones do.

@@ -154,3 +154,43 @@ func TestWithoutExtensions(t *testing.T) {
 		t.Errorf("no capabilities: %s, %v", got, err)
 	}
 }
+
+// TestCallersDeadline: a Bound's deadline is the caller's when the context it was made from
+// ends no later than every Bound's timeout, through values and nested Bounds.
+func TestCallersDeadline(t *testing.T) {
+	bg := context.Background()
+	for _, tc := range []struct {
+		name   string
+		caller time.Duration // 0: no deadline
+		bounds []time.Duration
+		want   bool
+	}{
+		{"no bound, no deadline", 0, nil, false},
+		{"no bound, the caller's deadline", time.Second, nil, true},
+		{"the bound's timeout", 0, []time.Duration{time.Second}, false},
+		{"the bound's timeout is earlier", time.Minute, []time.Duration{time.Second}, false},
+		{"the caller's deadline is earlier", time.Second, []time.Duration{time.Minute}, true},
+		{"nested, the inner timeout", time.Hour, []time.Duration{time.Minute, time.Second}, false},
+		{"nested, the outer timeout", time.Hour, []time.Duration{time.Second, time.Minute}, false},
+		{"nested, the caller's deadline", time.Second, []time.Duration{time.Hour, time.Minute}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := bg
+				if tc.caller > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.caller)
+					defer cancel()
+				}
+				for _, d := range tc.bounds {
+					var release func()
+					ctx, release = Bound(context.WithValue(ctx, ctxKey{}, d), bg, d)
+					defer release()
+				}
+				if got := CallersDeadline(ctx); got != tc.want {
+					t.Errorf("CallersDeadline = %v, want %v", got, tc.want)
+				}
+			})
+		})
+	}
+}
