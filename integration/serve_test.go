@@ -137,23 +137,22 @@ func TestServe(t *testing.T) {
 	browsertest.Poll(t, b, "model text", `/^\d{4}-\d\d-\d\dT/.test((document.querySelector("#model-text")||{}).textContent)`)
 	view, first := browsertest.View(t, b)
 	isoTime := `/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(document.querySelector("#server-time").textContent)`
-	browsertest.Poll(t, view, "the App shows the time", isoTime)
-	shown := browsertest.Eval[string](t, view, `document.querySelector("#server-time").textContent`)
+	view.Poll("the App shows the time", isoTime)
+	shown := browsertest.EvalView[string](view, `document.querySelector("#server-time").textContent`)
 	browsertest.Screenshot(t, b, "serve-basic-vanillajs")
-	browsertest.Do(t, view, "click the App's refresh button", chromedp.Click(chromedp.CSS(`#get-time-btn`)))
+	view.Click("click the App's refresh button", `#get-time-btn`)
 	browsertest.Poll(t, b, "tools/call through the proxy", `document.querySelector("#app-log").textContent.includes("tools/call get-time → ok")`)
-	browsertest.Poll(t, view, "the App shows a new time", isoTime+` && document.querySelector("#server-time").textContent !== `+jsString(shown))
+	view.Poll("the App shows a new time", isoTime+` && document.querySelector("#server-time").textContent !== `+jsString(shown))
 
 	// The App's other controls: ui/message, notifications/message, ui/open-link.
-	browsertest.Do(t, view, "send message, log, link",
-		chromedp.Click(chromedp.CSS(`#send-message-btn`)), chromedp.Click(chromedp.CSS(`#send-log-btn`)), chromedp.Click(chromedp.CSS(`#open-link-btn`)))
+	view.Click("send message, log, link", `#send-message-btn`, `#send-log-btn`, `#open-link-btn`)
 	browsertest.Poll(t, b, "message shown", `[...document.querySelectorAll(".notice")].some(n => n.textContent.includes("This is message text."))`)
 	browsertest.Poll(t, b, "log shown", `document.querySelector("#app-log").textContent.includes("This is log text.")`)
 	browsertest.Poll(t, b, "link offered", `[...document.querySelectorAll(".notice a")].some(a => a.href === "https://modelcontextprotocol.io/")`)
 
 	// An App may only reach its own server: a tools/call for another server's tool, sent
 	// from inside the View, is refused by the proxy.
-	refusal := browsertest.Eval[string](t, view, `new Promise((resolve) => {
+	refusal := browsertest.EvalView[string](view, `new Promise((resolve) => {
 		const id = "cross-server-1";
 		addEventListener("message", (ev) => { if (ev.data && ev.data.id === id) resolve(ev.data.error ? "refused: " + ev.data.error.message : "allowed"); });
 		parent.postMessage({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { message: "hi" } } }, "*");
@@ -168,7 +167,7 @@ func TestServe(t *testing.T) {
 	browsertest.Poll(t, b, "call button", `document.querySelector("#call") !== null && document.querySelector("h2 code").textContent === "get-system-info"`)
 	browsertest.Do(t, b, "call get-system-info", chromedp.Click(chromedp.CSS(`#call`)))
 	monitor, _ := browsertest.View(t, b, first)
-	console := browsertest.Console(t, monitor)
+	console := monitor.Console
 	defer func() {
 		for _, l := range console() {
 			if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "exception") {
@@ -177,7 +176,7 @@ func TestServe(t *testing.T) {
 		}
 	}()
 	browsertest.Poll(t, b, "two polls through the proxy", `(document.querySelector("#app-log").textContent.match(/tools\/call poll-system-stats → ok/g) || []).length >= 2`)
-	browsertest.Poll(t, monitor, "the App shows memory use", `/^\d+%$/.test(document.querySelector("#memory-percent").textContent)`)
+	monitor.Poll("the App shows memory use", `/^\d+%$/.test(document.querySelector("#memory-percent").textContent)`)
 	browsertest.Screenshot(t, b, "serve-system-monitor")
 	if n := browsertest.Eval[int](t, b, `document.querySelectorAll("#app-log li.bad").length`); n != 0 {
 		t.Errorf("the host refused %d of the system monitor's requests: %s", n, browsertest.Eval[string](t, b, `document.querySelector("#app-log").textContent`))

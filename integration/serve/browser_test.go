@@ -42,25 +42,25 @@ func TestBrowserFixture(t *testing.T) {
 	browsertest.Do(t, ctx, "call counter", chromedp.Click(chromedp.CSS(`#call`)))
 	browsertest.Poll(t, ctx, "App frame", `document.querySelector("iframe.view") !== null`)
 	view, _ := browsertest.View(t, ctx)
-	browsertest.Poll(t, view, "tool result in the View", `document.querySelector("#count").textContent === "1"`)
-	browsertest.Poll(t, view, "host info", `document.querySelector("#host").textContent === "mcpbridge 2026-01-26 counter"`)
-	browsertest.Poll(t, view, "tool input", `document.querySelector("#input").textContent === "{}"`)
-	browsertest.Poll(t, view, "CSP", `document.querySelector("#csp").textContent === "blocked connect-src"`)
-	browsertest.Poll(t, view, "isolation", `document.querySelector("#parent").textContent === "unreachable"`)
+	view.Poll("tool result in the View", `document.querySelector("#count").textContent === "1"`)
+	view.Poll("host info", `document.querySelector("#host").textContent === "mcpbridge 2026-01-26 counter"`)
+	view.Poll("tool input", `document.querySelector("#input").textContent === "{}"`)
+	view.Poll("CSP", `document.querySelector("#csp").textContent === "blocked connect-src"`)
+	view.Poll("isolation", `document.querySelector("#parent").textContent === "unreachable"`)
 	browsertest.Poll(t, ctx, "size change", `document.querySelector("iframe.view").style.height === "420px"`)
 
-	browsertest.Do(t, view, "refresh", chromedp.Click(chromedp.CSS(`#refresh`)))
-	browsertest.Poll(t, view, "refreshed count", `document.querySelector("#count").textContent === "2" && document.querySelector("#refreshed").textContent === "refreshed"`)
+	view.Click("refresh", `#refresh`)
+	view.Poll("refreshed count", `document.querySelector("#count").textContent === "2" && document.querySelector("#refreshed").textContent === "refreshed"`)
 	browsertest.Poll(t, ctx, "proxy log", `document.querySelector("#app-log").textContent.includes("tools/call bump → ok")`)
 
-	browsertest.Do(t, view, "call the model-only tool", chromedp.Click(chromedp.CSS(`#secret`)))
-	browsertest.Poll(t, view, "refusal", `document.querySelector("#secret-out").textContent.startsWith("refused: ")`)
+	view.Click("call the model-only tool", `#secret`)
+	view.Poll("refusal", `document.querySelector("#secret-out").textContent.startsWith("refused: ")`)
 	browsertest.Poll(t, ctx, "refusal logged", `document.querySelector("#app-log").textContent.includes("tools/call secret → refused (403)")`)
 
-	browsertest.Do(t, view, "read", chromedp.Click(chromedp.CSS(`#read`)))
-	browsertest.Poll(t, view, "resource read", `document.querySelector("#read-out").textContent.startsWith("read ")`)
+	view.Click("read", `#read`)
+	view.Poll("resource read", `document.querySelector("#read-out").textContent.startsWith("read ")`)
 
-	browsertest.Do(t, view, "link and message", chromedp.Click(chromedp.CSS(`#link`)), chromedp.Click(chromedp.CSS(`#message`)))
+	view.Click("link and message", `#link`, `#message`)
 	browsertest.Poll(t, ctx, "link notice", `[...document.querySelectorAll(".notice a")].some(a => a.href === "https://example.com/docs")`)
 	browsertest.Poll(t, ctx, "message notice", `[...document.querySelectorAll(".notice")].some(n => n.textContent.includes("<b>hello</b> from the App"))`)
 	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll(".notice b").length`); n != 0 {
@@ -70,12 +70,12 @@ func TestBrowserFixture(t *testing.T) {
 
 	// Display modes: fullscreen (declared) is granted and announced; pip (not declared, not
 	// offered) is not.
-	browsertest.Do(t, view, "fullscreen", chromedp.Click(chromedp.CSS(`#fullscreen`)))
-	browsertest.Poll(t, view, "fullscreen granted", `document.querySelector("#mode").textContent === "fullscreen" && document.querySelector("#ctx-mode").textContent === "fullscreen"`)
+	view.Click("fullscreen", `#fullscreen`)
+	view.Poll("fullscreen granted", `document.querySelector("#mode").textContent === "fullscreen" && document.querySelector("#ctx-mode").textContent === "fullscreen"`)
 	browsertest.Poll(t, ctx, "fullscreen shown", `document.querySelector(".app-view").classList.contains("fullscreen")`)
-	browsertest.Do(t, view, "pip", chromedp.Click(chromedp.CSS(`#pip`)))
-	browsertest.Poll(t, view, "pip refused", `document.querySelector("#mode").textContent === "fullscreen"`)
-	browsertest.Do(t, view, "model context", chromedp.Click(chromedp.CSS(`#context`)))
+	view.Click("pip", `#pip`)
+	view.Poll("pip refused", `document.querySelector("#mode").textContent === "fullscreen"`)
+	view.Click("model context", `#context`)
 	browsertest.Poll(t, ctx, "model context shown", `[...document.querySelectorAll(".notice")].some(n => n.textContent.includes("the count is <u>shown</u>"))`)
 
 	// Closing sends ui/resource-teardown and waits for the View's answer.

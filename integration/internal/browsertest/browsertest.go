@@ -11,12 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -40,7 +37,7 @@ func Chromium(t testing.TB) string {
 
 // New starts headless Chromium for the test and returns the context of its first tab. Site
 // isolation stays on, as users have it: MCP App Views (sandboxed srcdoc frames) then run as
-// their own targets, which View attaches to. The browser is stopped when the test ends.
+// their own targets, which View attaches a session to. The browser is stopped when the test ends.
 func New(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -55,60 +52,6 @@ func New(t testing.TB) context.Context {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return ctx
-}
-
-// View waits for an MCP App View frame (an "iframe" target at about:srcdoc) that is not in
-// seen, attaches to it and returns its context and target ID.
-func View(t testing.TB, ctx context.Context, seen ...target.ID) (context.Context, target.ID) {
-	t.Helper()
-	deadline := time.Now().Add(Timeout)
-	for time.Now().Before(deadline) {
-		infos, err := chromedp.Targets(ctx)
-		if err != nil {
-			t.Fatalf("listing targets: %v", err)
-		}
-		for _, info := range infos {
-			if info.Type == "iframe" && info.URL == "about:srcdoc" && !slices.Contains(seen, info.TargetID) {
-				vctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID))
-				t.Cleanup(cancel)
-				return vctx, info.TargetID
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatal("no MCP App View frame appeared")
-	return nil, ""
-}
-
-// Console collects what ctx's frame writes to its console (console API calls, uncaught
-// exceptions, browser log entries such as CSP violations) and returns a func that reads the
-// lines so far. Collection ends with the test.
-func Console(t testing.TB, ctx context.Context) func() []string {
-	t.Helper()
-	cctx, cancel := context.WithCancel(ctx)
-	var mu sync.Mutex
-	var lines []string
-	done := make(chan struct{})
-	msgs := chromedp.Console(cctx) // subscribes now
-	go func() {
-		defer close(done)
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			if len(lines) < 1000 {
-				lines = append(lines, string(m.Type)+": "+m.Text)
-			}
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(lines)
-	}
 }
 
 // Poll waits until the JavaScript expression is truthy in ctx's frame.
