@@ -241,6 +241,9 @@ import (
 //     after SIGKILL. Over it: Close stops waiting.
 //   - 250ms (fixed, transport.stderrWait): how long closing a stdio server then waits for its
 //     stderr to reach EOF. Over it: Close stops waiting.
+//   - 4,096 (fixed, transport.maxTaggedReads): environments read (Linux, /proc/<pid>/environ, only
+//     of processes started since the server's) in one round of looking for a stdio server's
+//     descendants that left its process group. Over it: the rest are not looked at.
 //   - 64 (fixed, transport.maxIdlePerHost): idle HTTP connections kept per host by the default
 //     client (Options.HTTPClient nil). Over it: more are closed after use.
 //   - 64 MiB (fixed, wire.MaxCaptureBytes): one JSON response body or SSE event buffered to capture
@@ -636,6 +639,9 @@ var limitTable = []limit{
 	{name: "transport.stderrWait", value: int64(250 * time.Millisecond), unit: unitDuration, src: "transport",
 		bounds: "how long closing a stdio server then waits for its stderr to reach EOF",
 		over:   "Close stops waiting"},
+	{name: "transport.maxTaggedReads", value: 4096, unit: unitCount, src: "transport",
+		bounds: "environments read (Linux, /proc/<pid>/environ, only of processes started since the server's) in one round of looking for a stdio server's descendants that left its process group",
+		over:   "the rest are not looked at"},
 	{name: "transport.maxIdlePerHost", value: 64, unit: unitCount, src: "transport",
 		bounds: "idle HTTP connections kept per host by the default client (Options.HTTPClient nil)",
 		over:   "more are closed after use"},

@@ -6,4 +6,4 @@ import "log/slog"
 
 // killTagged is Linux-only: elsewhere a descendant that left the process group is not
 // found (see TagEnv and the "Hostile servers" section of package bridge).
-func killTagged(string, *slog.Logger) int { return 0 }
+func killTagged(string, int, *slog.Logger) int { return 0 }

@@ -125,7 +125,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 		// group ID cannot have been reused yet: the leader was reaped a
 		// moment ago.
 		_ = signalGroup(cmd.Process, true)
-		killTagged(c.tag, c.logger) // and what left the group (Linux)
+		killTagged(c.tag, cmd.Process.Pid, c.logger) // and what left the group (Linux)
 		p.ran = time.Since(p.started)
 		p.waitErr = err
 		close(c.exited)
@@ -170,7 +170,7 @@ func (c *Conn) stopProcess(p *process) error {
 	}
 	_ = p.stderr.Close()
 	_ = p.conn.closeFiles() // closes stdout and stdin
-	killTagged(c.tag, c.logger)
+	killTagged(c.tag, p.cmd.Process.Pid, c.logger)
 	return err
 }
 
