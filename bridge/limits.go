@@ -85,7 +85,8 @@ import (
 //     their callback, per server. Over it: starting another login fails saying how many wait.
 //   - Options.Users.RefreshJitter, default 60s (DefaultRefreshJitter): how much earlier than its
 //     expiry requires a grant in a store shared by replicas (a TokenLocker) may be refreshed, at
-//     random, so grants that expire together are not refreshed together (<0: none).
+//     random, so grants that expire together are not refreshed together; at most half the token's
+//     lifetime (<0: none).
 //   - 2s (fixed, transport.DefaultGrace): how long closing a stdio server waits after SIGTERM to
 //     its process group. Over it: the group is sent SIGKILL.
 //   - 8 KiB (fixed, transport.DefaultStderrTailBytes): the tail of a stdio server's stderr kept for
@@ -437,7 +438,7 @@ var limitTable = []limit{
 		bounds: "web logins waiting for their callback, per server",
 		over:   "starting another login fails saying how many wait"},
 	{name: "DefaultRefreshJitter", option: "Users.RefreshJitter", value: int64(DefaultRefreshJitter), unit: unitDuration,
-		bounds: "how much earlier than its expiry requires a grant in a store shared by replicas (a TokenLocker) may be refreshed, at random, so grants that expire together are not refreshed together (<0: none)"},
+		bounds: "how much earlier than its expiry requires a grant in a store shared by replicas (a TokenLocker) may be refreshed, at random, so grants that expire together are not refreshed together; at most half the token's lifetime (<0: none)"},
 	{name: "transport.DefaultGrace", value: int64(transport.DefaultGrace), unit: unitDuration,
 		bounds: "how long closing a stdio server waits after SIGTERM to its process group",
 		over:   "the group is sent SIGKILL"},

@@ -86,8 +86,8 @@ type UserOptions struct {
 	IdleTimeout time.Duration
 	// RefreshJitter spreads the refreshes of grants in a store shared by replicas (a
 	// TokenLocker): each grant is refreshed up to this much earlier than its expiry
-	// requires, at random, so grants that expire together are not refreshed together
-	// (default: DefaultRefreshJitter; <0: none).
+	// requires, at random, so grants that expire together are not refreshed together; never
+	// more than half the token's lifetime (default: DefaultRefreshJitter; <0: none).
 	RefreshJitter time.Duration
 	// ProxyUser names the user of an App proxy request (Set.ProxyHandler), e.g. from the
 	// host's session cookie; an error answers 401 without calling anything. nil: proxy

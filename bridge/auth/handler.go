@@ -47,7 +47,8 @@ type Settings struct {
 	// is part of the store key (UserKey).
 	User string
 	// RefreshJitter spreads proactive refreshes of grants in a TokenLocker store: each grant is
-	// refreshed a random part of it earlier than its expiry requires (shared.go).
+	// refreshed a random part of it earlier than its expiry requires, at most half the
+	// token's lifetime (shared.go).
 	RefreshJitter time.Duration
 }
 

@@ -17,7 +17,9 @@ import (
 // used) and only then spends the refresh token, saving the result before unlocking. Access
 // tokens are refreshed proactively, a random part of Settings.RefreshJitter before they
 // expire, so that grants that expire together (a deployment, a burst of logins) are not
-// all refreshed in the same second.
+// all refreshed in the same second. That part is at most half the token's lifetime (as this
+// process first saw it), so a short-lived token is still used for half its life before it is
+// refreshed, never refreshed on every call.
 
 const (
 	expiryDelta = 10 * time.Second // a token this close to its expiry is refreshed (as oauth2 does)
@@ -30,26 +32,45 @@ const (
 type sharedSource struct {
 	h     *Handler
 	lock  TokenLocker
-	early time.Duration // this grant's share of the jitter
+	share float64 // this grant's share of the jitter, in [0, 1)
 
 	mu         sync.Mutex // guards the fields below; a leaf: nothing is called while it is held
 	g          StoredToken
-	bad        string  // an access token the server refused: never adopted again
-	refreshing *flight // the refresh in progress in this process, shared by its callers
+	life       time.Duration // g's access token's lifetime when this process took it (0: no expiry)
+	bad        string        // an access token the server refused: never adopted again
+	refreshing *flight       // the refresh in progress in this process, shared by its callers
 }
 
 func (h *Handler) shared(st *StoredToken, bad string) *sharedSource {
 	lk, _ := h.store.(TokenLocker)
-	s := &sharedSource{h: h, lock: lk, g: *st, bad: bad}
-	if j := h.set.RefreshJitter; j > 0 {
-		s.early = rand.N(j)
-	}
-	return s
+	return &sharedSource{h: h, lock: lk, g: *st, bad: bad, life: lifetime(st.Token), share: rand.Float64()}
 }
 
-func (s *sharedSource) fresh(t *oauth2.Token, bad string) bool {
+// lifetime is how long t is valid from now (0 when it has no expiry).
+func lifetime(t *oauth2.Token) time.Duration {
+	if t == nil || t.Expiry.IsZero() {
+		return 0
+	}
+	return max(time.Until(t.Expiry), 0)
+}
+
+// earlyBy is how long before its expiry a token is refreshed beyond expiryDelta: share of
+// jitter, where jitter is at most half the token's lifetime life (when known).
+func earlyBy(share float64, jitter, life time.Duration) time.Duration {
+	if jitter <= 0 {
+		return 0
+	}
+	if life > 0 {
+		jitter = min(jitter, life/2)
+	}
+	return time.Duration(share * float64(jitter))
+}
+
+// fresh reports whether t may be used as it is; life is the lifetime of the grant's token
+// (see sharedSource.life).
+func (s *sharedSource) fresh(t *oauth2.Token, bad string, life time.Duration) bool {
 	return t != nil && t.AccessToken != "" && t.AccessToken != bad &&
-		(t.Expiry.IsZero() || time.Until(t.Expiry) > expiryDelta+s.early)
+		(t.Expiry.IsZero() || time.Until(t.Expiry) > expiryDelta+earlyBy(s.share, s.h.set.RefreshJitter, life))
 }
 
 // Token returns the grant's access token, refreshing it under the store's lock when it is
@@ -58,7 +79,7 @@ func (s *sharedSource) fresh(t *oauth2.Token, bad string) bool {
 func (s *sharedSource) Token() (*oauth2.Token, error) {
 	for {
 		s.mu.Lock()
-		if s.fresh(s.g.Token, s.bad) {
+		if s.fresh(s.g.Token, s.bad, s.life) {
 			tok := s.g.Token
 			s.mu.Unlock()
 			return tok, nil
@@ -81,6 +102,7 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 		ng, err := s.refresh(g, bad)
 		s.mu.Lock()
 		if err == nil {
+			s.life = lifetime(ng.Token)
 			s.g = ng
 			if ng.Token.AccessToken != bad {
 				s.bad = ""
@@ -115,7 +137,7 @@ func (s *sharedSource) refresh(g StoredToken, bad string) (StoredToken, error) {
 	}
 	if st != nil && st.Token != nil {
 		g = *st
-		if s.fresh(st.Token, bad) {
+		if s.fresh(st.Token, bad, lifetime(st.Token)) {
 			return g, nil
 		}
 	}
