@@ -463,6 +463,24 @@ func TestLoginOnAnyReplica(t *testing.T) {
 		t.Errorf("mallory got a grant: %v", err)
 	}
 
+	// The wrong user's callback reaches the replica that holds the login, which ends it; the
+	// owner's retry on the other replica, right after, is told at once that no login waits
+	// (ErrLoginUnknown), whether it finds the login's record before the holder lets go of it
+	// or after, never the relay timeout's "no outcome" (the relayed callback the holder's
+	// closing subscription never reads). Five rounds: the interleavings differ.
+	for i := range 5 {
+		q = start(a, "carol")
+		if err := a.CompleteLogin(ctx, "mallory", q); err == nil || !strings.Contains(err.Error(), "another user") {
+			t.Fatalf("round %d: callback for another user on the holder: %v", i, err)
+		}
+		if err := b.CompleteLogin(ctx, "carol", q); !errors.Is(err, bridge.ErrLoginUnknown) {
+			t.Errorf("round %d: the owner's retry after the holder ended the login: %v", i, err)
+		}
+	}
+	waitFor(t, "no login records left", func() bool {
+		return len(c.Keys(ctx, "mcpbridge:lf:*").Val())+len(c.Keys(ctx, "mcpbridge:lh:*").Val()) == 0
+	})
+
 	// The person refuses: the refusal comes back.
 	as.Deny(true)
 	q = start(a, "bob")
@@ -543,4 +561,16 @@ func TestLoginOnAnyReplica(t *testing.T) {
 func loginID(state string) string {
 	sum := sha256.Sum256([]byte("mcpbridge login\x00" + state))
 	return hex.EncodeToString(sum[:])
+}
+
+// waitFor polls cond until it holds, failing the test after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

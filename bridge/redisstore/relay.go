@@ -22,7 +22,11 @@ import (
 // Store while any login waits). The replica the callback reached takes the record (GETDEL:
 // one callback per login), publishes the callback, sealed like a grant, on the channel and
 // waits on a reply list <Prefix>lr:<random> (BLPOP) for the outcome, which the holder
-// pushes there, sealed too, and which expires unread after a minute.
+// pushes there, sealed too, and which expires unread after a minute. The holder also keeps
+// <Prefix>lh:<login ID> while it holds the login; a relayed callback whose holder let go
+// without answering (the login ended just as the callback was published, which the
+// subscription then never reads) is told ErrLoginUnknown within about a second of that,
+// not at the end of RelayTimeout.
 
 // DefaultRelayTimeout bounds a relayed login's wait for its outcome when
 // Options.RelayTimeout is zero: the token exchange on the replica that holds the login.
@@ -87,7 +91,7 @@ func (s *Store) HoldLogin(ctx context.Context, id string, ttl time.Duration, com
 
 	release := func() {
 		dctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		_ = s.c.Del(dctx, s.prefix+"lf:"+id).Err()
+		_ = s.c.Del(dctx, s.prefix+"lf:"+id, s.prefix+"lh:"+id).Err()
 		cancel()
 		r.mu.Lock()
 		delete(r.holds, id)
@@ -102,7 +106,11 @@ func (s *Store) HoldLogin(ctx context.Context, id string, ttl time.Duration, com
 	}
 	bctx, cancel := s.bound(ctx)
 	defer cancel()
-	if err := s.c.Set(bctx, s.prefix+"lf:"+id, ch, ttl).Err(); err != nil {
+	if _, err := s.c.TxPipelined(bctx, func(p redis.Pipeliner) error {
+		p.Set(bctx, s.prefix+"lf:"+id, ch, ttl)
+		p.Set(bctx, s.prefix+"lh:"+id, "1", ttl)
+		return nil
+	}); err != nil {
 		release()
 		return nil, fail("login relay: announcing the login", err)
 	}
@@ -152,8 +160,9 @@ func (s *Store) serveRelay(ps *redis.PubSub) {
 }
 
 // RelayLogin implements auth.LoginRelay. Its wait for the outcome is bounded by
-// Options.RelayTimeout (default DefaultRelayTimeout) within ctx; Redis counts it in whole
-// seconds, so without the client's ContextTimeoutEnabled it is rounded up to one.
+// Options.RelayTimeout (default DefaultRelayTimeout) within ctx, waited a second at a time
+// (so without the client's ContextTimeoutEnabled it is rounded up to whole seconds); it ends
+// with ErrLoginUnknown about a second after the login's holder let the login go unanswered.
 func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Values) error {
 	bctx, cancel := s.bound(ctx)
 	ch, err := s.c.GetDel(bctx, s.prefix+"lf:"+id).Result()
@@ -186,15 +195,9 @@ func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Value
 		return fail("login relay: waiting for the outcome", context.DeadlineExceeded)
 	}
 	rk := s.prefix + "lr:" + reply
-	// BLPOP counts in whole seconds; the context's deadline cuts the wait to size.
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	v, err := s.c.BLPop(wctx, (wait + time.Second - 1).Truncate(time.Second), rk).Result()
-	if errors.Is(err, redis.Nil) || (errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
-		return fmt.Errorf("redis token store: login relay: no outcome from the replica that started the login within %s", wait.Round(time.Millisecond))
-	}
+	v, err := s.awaitOutcome(ctx, id, rk, wait)
 	if err != nil {
-		return fail("login relay: waiting for the outcome", err)
+		return err
 	}
 	if len(v) != 2 {
 		return errors.New("redis token store: login relay: not an outcome")
@@ -214,6 +217,39 @@ func (s *Store) RelayLogin(ctx context.Context, id, user string, query url.Value
 		return fmt.Errorf("redis token store: login relay: %w", auth.ErrLoginUnknown)
 	}
 	return fmt.Errorf("on the replica that started the login: %s", redact.ClipMark(out.Err, maxErrText, ""))
+}
+
+// awaitOutcome waits up to wait for the outcome on the reply list rk, a second at a time
+// (BLPOP counts in whole seconds; the context's deadline cuts the wait to size), and after
+// each empty second checks that the login's holder still holds it: once it does not, one
+// more second for an outcome it may be pushing, then ErrLoginUnknown.
+func (s *Store) awaitOutcome(ctx context.Context, id, rk string, wait time.Duration) ([]string, error) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	gone := false
+	for {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("redis token store: login relay: no outcome from the replica that started the login within %s", wait.Round(time.Millisecond))
+		}
+		v, err := s.c.BLPop(wctx, time.Second, rk).Result()
+		switch {
+		case err == nil:
+			return v, nil
+		case errors.Is(err, redis.Nil) && gone:
+			return nil, fmt.Errorf("redis token store: login relay: the replica that held the login let it go without an outcome: %w", auth.ErrLoginUnknown)
+		case errors.Is(err, redis.Nil):
+			bctx, bcancel := s.bound(wctx)
+			n, err := s.c.Exists(bctx, s.prefix+"lh:"+id).Result()
+			bcancel()
+			if err == nil && n == 0 {
+				gone = true
+			}
+			continue
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			return nil, fmt.Errorf("redis token store: login relay: no outcome from the replica that started the login within %s", wait.Round(time.Millisecond))
+		}
+		return nil, fail("login relay: waiting for the outcome", err)
+	}
 }
 
 // maxErrText bounds an error relayed back.
