@@ -175,3 +175,66 @@ func FuzzCopyCheck(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCopyCheckBlocks gives rule 1's copy check a structured content and several blocks
+// (the second input split at each U+001E; a block starting with U+001F is an embedded text
+// resource, which is never a copy): Flatten never panics, reads the structured content
+// first, keeps every block it does not drop in order, drops exactly the text blocks it
+// drops when each comes alone (the check is per block), and a block it drops has no word
+// or number that the model does not read.
+func FuzzCopyCheckBlocks(f *testing.F) {
+	seeds := [][2]string{
+		{`{"content":"# Notes\n- one"}`, "# Notes\n- one\x1e{\"content\": \"# Notes\\n- one\"}"},
+		{`{"entities":[{"name":"a","observations":["x"]}],"relations":[]}`, "{\"entities\":[{\"name\":\"a\",\"observations\":[\"x\"]}],\"relations\":[]}\x1e{\n \"relations\": [], \"entities\": [{\"name\": \"a\", \"observations\": [\"x\"]}]}"},
+		{`{"n":2}`, "{\"n\":3}\x1en: 2\x1e2 results"},
+		{`{"name":"foo bar","size":12}`, "Name: foo bar\x1e\x1fSize: 12\x1e  \x1eSize: 12 (of 13)"},
+		{`[{"id":1},{"id":2}]`, "id: 1\x1eid: 2\x1eid: 3"},
+		{`"s"`, " s \x1es\x1et"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, sc, blocks string) {
+		if !utf8.ValidString(sc) || !utf8.ValidString(blocks) {
+			return
+		}
+		var v any
+		if json.Unmarshal([]byte(sc), &v) != nil || v == nil {
+			return
+		}
+		texts := strings.Split(blocks, "\x1e")
+		if len(texts) > 16 {
+			return
+		}
+		res := &mcp.CallToolResult{StructuredContent: v}
+		for _, s := range texts {
+			if r, ok := strings.CutPrefix(s, "\x1f"); ok {
+				res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r", Text: r}})
+				continue
+			}
+			res.Content = append(res.Content, &mcp.TextContent{Text: s})
+		}
+		opts := &results.Options{MaxBytes: -1, Structured: []byte(sc)}
+		got, err := results.Flatten(res, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := compact(t, sc)
+		want := head
+		for _, c := range res.Content {
+			alone := &mcp.CallToolResult{StructuredContent: v, Content: []mcp.Content{c}}
+			one, err := results.Flatten(alone, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(one, head) {
+				t.Fatalf("Flatten() of one block = %q, want it to start with %q", one, head)
+			}
+			want += one[len(head):] // "" when dropped (or blank), else "\n" and the block
+		}
+		if got != want {
+			t.Fatalf("Flatten() =\n%q\nwant the structured content and the kept blocks in order:\n%q", got, want)
+		}
+		checkNoFactLost(t, res, got)
+	})
+}
