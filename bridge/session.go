@@ -159,7 +159,10 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 		return err
 	})
 	if err == nil && task != nil {
-		return task.Await(ctx, o.taskTimeout)
+		res, err = task.Await(ctx, o.taskTimeout)
+		if o.structured != nil {
+			o.structured.raw = task.StructuredContent() // tasks/result's or tasks/get's bytes
+		}
 	}
 	return res, err
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,38 @@ func TestStructuredKeyOrder(t *testing.T) {
 			if (direct > 0) != tc.direct || (sdk > 0) == tc.direct {
 				t.Errorf("calls by path (direct, go-sdk) = %d, %d; want all on the direct path: %v", direct, sdk, tc.direct)
 			}
+		})
+	}
+}
+
+// TestStructuredKeyOrderTask: when the server runs a Handler's call as a task, the model
+// reads the task's result's structured content in the server's key order too (from
+// tasks/result under 2025-11-25, from tasks/get's inline result under 2026-07-28), with
+// the text copy dropped.
+func TestStructuredKeyOrderTask(t *testing.T) {
+	result := `{"content":[{"type":"text","text":"{\n  \"zeta\": 1,\n  \"alpha\": {\"y\": true, \"b\": [3, 1]},\n  \"mid\": \"m\"\n}"}],"structuredContent":` + orderedStructured + `}`
+	for _, ext := range []bool{false, true} {
+		t.Run(map[bool]string{false: "2025-11-25", true: "2026-07-28"}[ext], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fx := newTaskServer(ext)
+				fx.tool("ordered", "required", func(_ context.Context, tk *fxTask) {
+					tk.update(func(tk *fxTask) { tk.status, tk.result = "completed", json.RawMessage(result) })
+				})
+				s, err := bridge.Dial(t.Context(), fx.config("fx"), quietOpts())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				out, err := taskTool(t, s, "ordered").Handler(t.Context(), nil)
+				if err != nil || out != orderedStructured {
+					t.Errorf("Handler() = %q, %v; want %q", out, err, orderedStructured)
+				}
+				fx.mu.Lock()
+				defer fx.mu.Unlock()
+				if asTask := fx.lastCallAsksTask() || (ext && fx.declaredExt[len(fx.declaredExt)-1]); !asTask {
+					t.Errorf("the call did not run as a task")
+				}
+			})
 		})
 	}
 }

@@ -408,8 +408,12 @@ func (fx *taskServer) result(ctx context.Context, ss *mcp.ServerSession, id stri
 		switch {
 		case status == "completed" || failedWithResult:
 			fx.mu.Lock()
-			var m map[string]any
-			_ = json.Unmarshal(t.result, &m)
+			var members map[string]json.RawMessage // as sent (the structured content's key order)
+			_ = json.Unmarshal(t.result, &members)
+			m := map[string]any{}
+			for k, v := range members {
+				m[k] = v
+			}
 			fx.mu.Unlock()
 			m["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": cmp.Or(fx.relatedID, id)}}
 			return raw(m), nil

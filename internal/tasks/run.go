@@ -41,6 +41,8 @@ type Run struct {
 	last     state
 	seen     bool
 	answered map[string]bool // extension: inputRequests keys answered
+	// structured is the structuredContent of the result Await returned, as the server sent it.
+	structured json.RawMessage
 }
 
 // NewRun starts following task id of tool ("" when unknown) under ctx; f is
@@ -224,7 +226,7 @@ func (r *Run) step(ctx context.Context, st state, f Flavour) (res *mcp.CallToolR
 		if st.result == nil {
 			return nil, true, r.taskErr(ErrFailed, errors.New("the server reported the task completed without its result"))
 		}
-		res, err := decodeToolResult(st.result)
+		res, err := r.outcome(st.result)
 		return res, true, err
 	case Failed:
 		var cause error
@@ -370,7 +372,33 @@ func (r *Run) result2025(ctx context.Context) (*mcp.CallToolResult, error) {
 	if id := relatedTask(head.Meta); id != "" && id != r.id {
 		return nil, r.taskErr(ErrUnknown, fmt.Errorf("tasks/result answered with the result of task %s", redact.Quote(id, 64)))
 	}
-	return decodeToolResult(raw)
+	return r.outcome(raw)
+}
+
+// outcome decodes the task's result (raw, as the server sent it) and keeps its
+// structuredContent's bytes for StructuredContent.
+func (r *Run) outcome(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	res, err := decodeToolResult(raw)
+	if err != nil || res.StructuredContent == nil {
+		return res, err
+	}
+	var m struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if json.Unmarshal(raw, &m) == nil {
+		r.mu.Lock()
+		r.structured = m.StructuredContent
+		r.mu.Unlock()
+	}
+	return res, nil
+}
+
+// StructuredContent returns the structuredContent of the result Await returned as the
+// server sent it (in its key order, which go-sdk's decoding into a map loses), or nil.
+func (r *Run) StructuredContent() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.structured
 }
 
 // pollAlongside polls the task's status until it ends or ctx does (errors are the result
