@@ -96,9 +96,9 @@
 //     OnCredential serve the bridge and may change in any release);
 //   - [Kind], [KindStdio], [KindHTTP], [KindSSE], [KindInProcess] and [Kinds];
 //   - [Open] and [Conn], with [Conn.Transport], [Conn.TakeTools], [Conn.FallbackToSSE],
-//     [Conn.Stderr], [Conn.Overrun], [Conn.Reached], [Conn.NonProtocolLines] and
-//     [Conn.Close]; and [Conn.Direct], which serves the bridge (its result type is
-//     internal) and may change in any release;
+//     [Conn.Stderr], [Conn.Overrun], [Conn.Reached], [Conn.Running], [Conn.Installing],
+//     [Conn.NonProtocolLines] and [Conn.Close]; and [Conn.Direct], which serves the bridge
+//     (its result type is internal) and may change in any release;
 //   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes] and [TagEnv];
 //   - [ErrMessageTooLarge], [ErrFrameTooLarge] and [ErrUsed].
 //
