@@ -121,6 +121,8 @@ problems, what each model API (OpenAI, OpenAI strict,
 Anthropic, Gemini parametersJsonSchema and parameters) would reject and what is left after
 adapting, an estimate of the tokens the tool definitions cost, and for failures the phase, cause and stderr tail. Progress goes to stderr, the report
 to stdout. Exit 0 when every server works, 2 when any failed, 1 for usage or config errors.
+A stdio server that has not answered by --timeout is reported as still starting, or (on
+Linux) as npx still installing the package: a cold npx start may need a longer --timeout.
 `,
 		},
 		{

@@ -42,7 +42,9 @@
 // the tool definitions cost in o200k_base tokens (package bridge/tokens; the three largest
 // tools, every tool in --json), the server's instructions (untrusted text, escaped, at most
 // six lines; all of it in --json), what the server offers for MCP tasks and which tools run
-// as tasks, and for a failed server the phase, cause and the tail of its stderr. --json prints one JSON document instead. The providers lines
+// as tasks, and for a failed server the phase, cause and the tail of its stderr (for a stdio
+// server npm could not install, npm's own error line; for one that timed out, whether npx was
+// still installing the package, on Linux). --json prints one JSON document instead. The providers lines
 // say what each model API field would reject as sent and after adapting (package
 // bridge/provider); the JSON document has it per tool.
 //

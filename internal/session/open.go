@@ -99,7 +99,15 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 	// so ctx only cancels it until Connect returns.
 	sctx, cancel := context.WithCancel(p.cfg.Life)
 	sctx = auth.CopyAttempt(ctx, sctx)
-	stopAfter := context.AfterFunc(ctx, cancel)
+	// When ctx ends first, what the server was doing then is noted before cancel lets
+	// Connect tear the process down.
+	var note string // startingNote(conn) when ctx ended; read after noted is closed
+	noted := make(chan struct{})
+	stopAfter := context.AfterFunc(ctx, func() {
+		note = startingNote(conn)
+		close(noted)
+		cancel()
+	})
 	started := time.Now()
 	// go-sdk's Connect closes the session when initialize fails, and that close waits for
 	// the transport's teardown (seconds for a process that ignores stdin EOF). So Connect
@@ -111,6 +119,7 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 	}
 	done := make(chan connected, 1)
 	initTap := &wire.Tap{Method: "initialize"} // the raw initialize result: the server's tasks capability
+	n.installing = conn.Installing
 	go func() {
 		cs, err := p.cfg.Client.Connect(wire.WithTap(withNegotiation(sctx, n), initTap), conn.Transport(), sessionOptions(pin))
 		done <- connected{cs, err}
@@ -120,12 +129,19 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 	select {
 	case r := <-done:
 		cs, err = r.cs, r.err
-		if !stopAfter() && err == nil {
-			err = ctx.Err()
-			_ = cs.Close()
+		if !stopAfter() {
+			<-noted
+			if err == nil {
+				err = ctx.Err()
+				_ = cs.Close()
+			}
 		}
 	case <-ctx.Done():
-		stopAfter()
+		if stopAfter() {
+			note = startingNote(conn)
+		} else {
+			<-noted
+		}
 		cancel()
 		err = ctx.Err()
 		p.Background(func() {
@@ -134,7 +150,7 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 			}
 			_ = conn.Close()
 		})
-		return nil, false, &failure{startPhase(conn), p.startErr(ctx, err, started), conn}
+		return nil, false, &failure{startPhase(conn), p.startErrNote(ctx, err, started, note), conn}
 	}
 	if err != nil {
 		if over := conn.Overrun(); over != nil {
@@ -142,7 +158,7 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 		}
 		cancel()
 		_ = conn.Close()
-		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), &failure{startPhase(conn), p.startErr(ctx, err, started), conn}
+		return nil, k == transport.KindHTTP && conn.FallbackToSSE(), &failure{startPhase(conn), p.startErrNote(ctx, err, started, note), conn}
 	}
 	sess := p.newSession(cs, conn, cancel, started)
 	sess.Kind = k
@@ -163,17 +179,35 @@ func startPhase(conn *transport.Conn) string {
 // StartErr explains a failed start-up or listing of a session started at started, naming a
 // timeout or cancellation of ctx as such.
 func (p *Pool) StartErr(ctx context.Context, err error, started time.Time) error {
-	return p.startErr(ctx, err, started)
+	return p.startErrNote(ctx, err, started, "")
 }
 
-func (p *Pool) startErr(ctx context.Context, err error, started time.Time) error {
+// startErrNote is StartErr with a note on what the server was doing when ctx timed out
+// (startingNote).
+func (p *Pool) startErrNote(ctx context.Context, err error, started time.Time, note string) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("timed out after %s: %w", time.Since(started).Round(time.Millisecond), context.DeadlineExceeded)
+		if note != "" {
+			note = " (" + note + ")"
+		}
+		return fmt.Errorf("timed out after %s%s: %w", time.Since(started).Round(time.Millisecond), note, context.DeadlineExceeded)
 	case ctx.Err() != nil:
 		return fmt.Errorf("canceled: %w", ctx.Err())
 	case p.cfg.Life.Err() != nil:
 		return ErrClosed
 	}
 	return err
+}
+
+// startingNote says what a stdio server whose start-up is timing out is doing: npx still
+// installing the package (transport.Conn.Installing), or running without having answered;
+// "" when its process is not running (or for http and sse).
+func startingNote(conn *transport.Conn) string {
+	switch {
+	case conn.Installing():
+		return "npx is still installing the package"
+	case conn.Running():
+		return "still starting, or not answering"
+	}
+	return ""
 }

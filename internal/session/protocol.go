@@ -90,6 +90,11 @@ type negotiation struct {
 	sent       bool
 	err        error // the last discover's failure; nil if it succeeded
 	unanswered bool  // the last discover timed out after wait
+	npm        bool  // and npm was still installing the server's package then
+
+	// installing reports npm still installing the server (transport.Conn.Installing); set
+	// before Connect.
+	installing func() bool
 }
 
 type negotiationKey struct{}
@@ -115,9 +120,10 @@ func discoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// go-sdk falls back to initialize after this answer too.
 			err = fmt.Errorf("no version from %s on offered (%s)", ModernVersion, strings.Join(dr.SupportedVersions, ", "))
 		}
+		unanswered := err != nil && dctx.Err() != nil && ctx.Err() == nil
+		npm := unanswered && n.installing != nil && n.installing()
 		n.mu.Lock()
-		n.sent, n.err = true, err
-		n.unanswered = err != nil && dctx.Err() != nil && ctx.Err() == nil
+		n.sent, n.err, n.unanswered, n.npm = true, err, unanswered, npm
 		n.mu.Unlock()
 		return res, err
 	}
@@ -216,8 +222,15 @@ func (p *Pool) noteProtocol(sess *Session, pin, why string, n *negotiation) {
 			how = "server/discover"
 		case unanswered:
 			// Not a fault: a server still starting (npx installing its package) or one that
-			// ignores the method looks the same from here, and initialize then works.
-			how = fmt.Sprintf("initialize: no answer to server/discover after %s (still starting, or the server ignores it)", n.wait)
+			// ignores the method, and initialize then works. On Linux npx installing is seen
+			// in the process tree.
+			n.mu.Lock()
+			why := "still starting, or the server ignores it"
+			if n.npm {
+				why = "npx is still installing the package"
+			}
+			n.mu.Unlock()
+			how = fmt.Sprintf("initialize: no answer to server/discover after %s (%s)", n.wait, why)
 		default:
 			how = "initialize after server/discover failed: " + shortCause(err)
 		}
