@@ -10,13 +10,17 @@ import (
 	"strings"
 )
 
-// maxTreeProcs bounds how many processes of a server's tree npmInstalling looks at.
-const maxTreeProcs = 256
+// maxTreeProcs bounds how many processes of a server's tree npmInstalling looks at, and
+// maxStatReads how many /proc/<pid>/stat files it reads to find them.
+const (
+	maxTreeProcs = 256
+	maxStatReads = 4096
+)
 
 // npmInstalling reports whether the process tree under root holds an npm process none of
 // whose children runs a package or script (see Conn.Installing).
 func npmInstalling(root int) bool {
-	comms, children := procTable()
+	comms, children := procTable(root)
 	queue := []int{root}
 	for seen := 0; len(queue) > 0 && seen < maxTreeProcs; seen++ {
 		pid := queue[0]
@@ -30,9 +34,10 @@ func npmInstalling(root int) bool {
 	return false
 }
 
-// procTable reads every process's command name and parent from /proc/<pid>/stat, and
-// returns the names and each parent's children.
-func procTable() (comms map[int]string, children map[int][]int) {
+// procTable reads the command name and parent of root and of the processes started since
+// root (its descendants are among them; see pidWindow) from /proc/<pid>/stat, at most
+// maxStatReads, and returns the names and each parent's children.
+func procTable(root int) (comms map[int]string, children map[int][]int) {
 	comms, children = map[int]string{}, map[int][]int{}
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -43,11 +48,17 @@ func procTable() (comms map[int]string, children map[int][]int) {
 	if err != nil {
 		return comms, children
 	}
+	inWindow := pidWindow(root)
+	reads := 0
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
-		if err != nil {
+		if err != nil || pid != root && !inWindow(pid) {
 			continue
 		}
+		if reads == maxStatReads {
+			break
+		}
+		reads++
 		stat, err := os.ReadFile("/proc/" + name + "/stat")
 		if err != nil {
 			continue // exited meanwhile
