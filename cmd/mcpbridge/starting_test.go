@@ -13,7 +13,7 @@ import (
 // Linux told apart from a server by their process tree: npm has not started the package
 // yet) and, once "installed", the test binary as a real go-sdk server started the way npx
 // starts a package (npm_lifecycle_event=npx). The ones that never answer fail the start-up
-// (--timeout 2s); the ones that swallow server/discover and serve from initialize on work,
+// (--timeout 3s); the ones that swallow server/discover and serve from initialize on work,
 // and the protocol line says why discover went unanswered.
 func TestStillStarting(t *testing.T) {
 	if runtime.GOOS == "windows" {
@@ -54,9 +54,9 @@ read -r init
 		stderr  string // in the progress line on stderr
 		without string // in neither
 	}{
-		{name: "npx installing at the deadline", args: []string{"probe", "--timeout", "2s", "--", write("a/npx", silent), "-y", "pkg"},
+		{name: "npx installing at the deadline", args: []string{"probe", "--timeout", "3s", "--", write("a/npx", silent), "-y", "pkg"},
 			code: 2, stderr: "initialize: timed out after", stdout: npmTimeout},
-		{name: "server silent at the deadline", args: []string{"probe", "--timeout", "2s", "--", write("b/server", silent)},
+		{name: "server silent at the deadline", args: []string{"probe", "--timeout", "3s", "--", write("b/server", silent)},
 			code: 2, stderr: "initialize: timed out after", stdout: "(still starting, or not answering)", without: "npx"},
 		{name: "npx installing when discover timed out", args: []string{"probe", "--timeout", "12s", "--", write("c/npx", late), "-y", "pkg"},
 			stderr: "✓", stdout: "initialize: no answer to server/discover after 3s " + npmWhy},
