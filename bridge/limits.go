@@ -245,6 +245,11 @@ import (
 //   - 4,096 (fixed, transport.maxTaggedReads): environments read (Linux, /proc/<pid>/environ, only
 //     of processes started since the server's) in one round of looking for a stdio server's
 //     descendants that left its process group. Over it: the rest are not looked at.
+//   - 256 (fixed, transport.maxTreeProcs): processes of a stdio server's tree looked at (Linux) to
+//     tell whether npx is still installing its package, for a start-up that is slow. Over it: the
+//     rest are not looked at; the message says only "still starting".
+//   - 4,096 (fixed, transport.maxStatReads): /proc/<pid>/stat files read (Linux, only of processes
+//     started since the server's) to find a stdio server's tree. Over it: the rest are not read.
 //   - 64 (fixed, transport.maxIdlePerHost): idle HTTP connections kept per host by the default
 //     client (Options.HTTPClient nil). Over it: more are closed after use.
 //   - 64 MiB (fixed, wire.MaxCaptureBytes): one JSON response body or SSE event buffered to capture
@@ -643,6 +648,12 @@ var limitTable = []limit{
 	{name: "transport.maxTaggedReads", value: 4096, unit: unitCount, src: "transport",
 		bounds: "environments read (Linux, /proc/<pid>/environ, only of processes started since the server's) in one round of looking for a stdio server's descendants that left its process group",
 		over:   "the rest are not looked at"},
+	{name: "transport.maxTreeProcs", value: 256, unit: unitCount, src: "transport",
+		bounds: "processes of a stdio server's tree looked at (Linux) to tell whether npx is still installing its package, for a start-up that is slow",
+		over:   "the rest are not looked at; the message says only \"still starting\""},
+	{name: "transport.maxStatReads", value: 4096, unit: unitCount, src: "transport",
+		bounds: "/proc/<pid>/stat files read (Linux, only of processes started since the server's) to find a stdio server's tree",
+		over:   "the rest are not read"},
 	{name: "transport.maxIdlePerHost", value: 64, unit: unitCount, src: "transport",
 		bounds: "idle HTTP connections kept per host by the default client (Options.HTTPClient nil)",
 		over:   "more are closed after use"},
