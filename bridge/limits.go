@@ -56,6 +56,11 @@ import (
 //     the body is cut at the limit (an endless body stops there; memory stays at a few copies of
 //     the limit), the session is dropped and the request fails naming the limit
 //     (transport.ErrMessageTooLarge); the next call redials.
+//   - Options.NudgeAfter, default 2s (DefaultNudgeAfter): how long a request to a stdio server goes
+//     unanswered, with no bytes from the server, before the bridge writes it a ping (a server
+//     holding its answer until its next input line lets it go; the ping's answer never reaches a
+//     caller); again at most once per interval while that lasts (<0: never). Over it: the server is
+//     pinged; one that answers no ping is pinged at most 4 times, and its calls end at CallTimeout.
 //   - Options.MaxListTools, default 10,000 (DefaultMaxListTools): tools in one server's listing,
 //     all pages. Over it: the server (or the re-list) fails in phase tools/list naming the limit.
 //   - Options.MaxListBytes, default 32 MiB (DefaultMaxListBytes): raw bytes of one server's tool
@@ -300,6 +305,7 @@ const (
 	DefaultMaxResultBytes = results.DefaultMaxBytes
 
 	DefaultMaxMessageBytes = transport.DefaultMaxMessageBytes // one message: stdio line, HTTP body, SSE event
+	DefaultNudgeAfter      = transport.DefaultNudgeAfter      // a stdio request unanswered, the server quiet, before a ping
 	DefaultMaxListTools    = 10_000                           // tools in one server's listing, all pages
 	DefaultMaxListBytes    = 32 << 20                         // raw bytes of one server's listing, all pages
 
@@ -410,6 +416,10 @@ var limitTable = []limit{
 		bounds: "one message a server sends: a stdio line, an HTTP response body (JSON or error body), an SSE event (<0: no cap)",
 		over:   "the body is cut at the limit (an endless body stops there; memory stays at a few copies of the limit), the session is dropped and the request fails naming the limit (transport.ErrMessageTooLarge); the next call redials",
 		fill:   fillNonZero(func(o *Options) *int { return &o.MaxMessageBytes }, DefaultMaxMessageBytes)},
+	{name: "DefaultNudgeAfter", option: "NudgeAfter", value: int64(DefaultNudgeAfter), unit: unitDuration,
+		bounds: "how long a request to a stdio server goes unanswered, with no bytes from the server, before the bridge writes it a ping (a server holding its answer until its next input line lets it go; the ping's answer never reaches a caller); again at most once per interval while that lasts (<0: never)",
+		over:   "the server is pinged; one that answers no ping is pinged at most 4 times, and its calls end at CallTimeout",
+		fill:   fillNonZero(func(o *Options) *time.Duration { return &o.NudgeAfter }, DefaultNudgeAfter)},
 	{name: "DefaultMaxListTools", option: "MaxListTools", value: DefaultMaxListTools, unit: unitCount,
 		bounds: "tools in one server's listing, all pages",
 		over:   "the server (or the re-list) fails in phase tools/list naming the limit",

@@ -12,6 +12,7 @@ func transportSpec(cfg ServerConfig, o *options, log *slog.Logger) transport.Spe
 	return transport.Spec{
 		HTTPClient:    o.HTTPClient,
 		MaxFrameBytes: o.messageLimit(),
+		NudgeAfter:    o.NudgeAfter,
 		ID:            cfg.ID,
 		Kind:          transport.Kind(cfg.Type),
 		Command:       cfg.Command,

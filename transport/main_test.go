@@ -110,6 +110,13 @@ func child(mode string) int {
 		fmt.Fprintln(os.Stdout, "")
 		fmt.Fprintln(os.Stdout, strings.Repeat("long banner line ", 64<<10)) // 1 MiB, one line
 		fmt.Fprintln(os.Stdout, "")
+	case "holding", "hung":
+		// A server whose transport holds each answer until it reads its next line
+		// ("holding"), or, once initialized, never writes one ("hung").
+		if err := newServer().Run(context.Background(), &holdingTransport{hung: mode == "hung"}); err != nil {
+			fmt.Fprintln(os.Stderr, "server:", err)
+		}
+		return 0
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 		return 2

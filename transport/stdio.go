@@ -132,6 +132,7 @@ func (c *Conn) startLocked(ctx context.Context) (mcp.Connection, error) {
 	}()
 
 	p.conn = newStdioConn(c, outR, p.stdin, c.spec.MaxFrameBytes)
+	p.conn.nudge = newNudger(c.spec.NudgeAfter, p.conn.writeLine)
 	c.client.Attach(&p.conn.direct, p.conn.Write)
 	return p.conn, nil
 }

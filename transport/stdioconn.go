@@ -80,6 +80,7 @@ type stdioConn struct {
 	wbuf []byte
 
 	direct wire.Calls // the direct calls of the Conn's wire.Client
+	nudge  *nudger    // pings a quiet server holding an answer (nudge.go); nil: off
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -104,6 +105,7 @@ func (s *stdioConn) closeFiles() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.nudge.close()
 		s.direct.Terminate(io.EOF)
 		err = errors.Join(s.r.Close(), s.w.Close())
 	})
@@ -129,6 +131,7 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		if n, result, ok := wire.DirectResult(line); ok { // the common line: a direct call's answer
+			s.nudge.doneN(n)
 			s.direct.DeliverResult(n, result)
 			continue
 		}
@@ -143,6 +146,7 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		s.capture(msgs)
+		msgs = s.answered(msgs)
 		if msgs = s.direct.Deliver(msgs); len(msgs) == 0 {
 			s.scratch = msgs
 			continue
@@ -241,6 +245,9 @@ func (s *stdioConn) fill() {
 	}
 	n, err := s.r.Read(s.buf[s.end:])
 	s.end += n
+	if n > 0 {
+		s.nudge.heard()
+	}
 	if err != nil {
 		s.readErr = err
 	}
@@ -296,19 +303,23 @@ func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	msg = s.c.cap.taps.Tap(ctx, msg) // a Tap on ctx follows the request
+	s.track(msg)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	buf, err := wire.AppendMessage(s.wbuf[:0], msg)
 	if err != nil {
+		s.untrack(msg)
 		return err
 	}
 	if cap(buf) <= keepWriteBuf {
 		s.wbuf = buf
 	}
 	if s.closed.Load() {
+		s.untrack(msg)
 		return fmt.Errorf("writing to stdin: %w", os.ErrClosed)
 	}
 	if _, err := s.w.Write(buf); err != nil {
+		s.untrack(msg)
 		if s.closed.Load() {
 			return fmt.Errorf("writing to stdin: %w", err)
 		}
