@@ -219,6 +219,9 @@ func (s *rawServer) tools() []any {
 		tools = append(tools, map[string]any{"name": "deep", "description": "A schema nested past decoders' depth limits.",
 			"inputSchema": json.RawMessage(deepSchema(deepSchemaLevels))})
 	}
+	if s.mode == "video" {
+		tools = append(tools, map[string]any{"name": "video", "description": "A result with content of unknown types.", "inputSchema": obj})
+	}
 	if s.mode == "vanish" && s.spawn == 1 {
 		tools = append(tools, map[string]any{"name": "vanish", "description": "Gone after a restart.", "inputSchema": obj})
 	}
@@ -249,6 +252,8 @@ func (s *rawServer) call(id json.RawMessage, name string) {
 		logEvent("call hang")
 	case "vanish":
 		s.text(id, "still here")
+	case "video":
+		s.reply(id, json.RawMessage(unknownContentResult))
 	default:
 		s.fail(id, -32602, "unknown tool "+name)
 	}

@@ -33,8 +33,10 @@
 //     are, embedded text resources as a "[resource: <uri> (<mime>)]" header line followed by
 //     their text, and images, audio, binary resources and resource links as short labelled
 //     placeholders such as "[image: image/png, 5.4 KB]" or
-//     "[resource link: demo://x (name, text/plain, 3 B)]". Binary payloads (and the payload
-//     part of data: URIs) never appear in the text.
+//     "[resource link: demo://x (name, text/plain, 3 B)]". A block of a type this version
+//     does not know (see [UnknownContentKey]) reads "[video: video/mp4, 1.2 MB]": its type,
+//     MIME type and size when it gives them, cut and escaped. Binary payloads (and the
+//     payload part of data: URIs) never appear in the text.
 //  3. If that yields nothing (no content, or only empty or whitespace-only text blocks), the
 //     text is the whole result as compact JSON with binary payloads elided to a size note and
 //     without the _meta keys the MCP spec reserves for the protocol (such as the go-sdk's

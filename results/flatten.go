@@ -115,6 +115,10 @@ func limit(maxBytes int, isError bool) int {
 func addContent(p *pieces, c mcp.Content, echo *copyCheck, depth int) {
 	switch c := c.(type) {
 	case *mcp.TextContent:
+		if u, ok := unknownContent(c); ok {
+			p.block(unknownLabel(u))
+			return
+		}
 		if c == nil || isBlank(c.Text) || (echo != nil && echo.matches(c.Text)) {
 			return
 		}

@@ -1,6 +1,10 @@
 package results
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // PartKind is the kind of a [Part].
 type PartKind string
@@ -27,6 +31,10 @@ type Part struct {
 	// or for a resource_link its declared size, -1 when not declared.
 	Size        int64
 	Annotations *mcp.Annotations
+	// Type and Raw are, for a KindUnknown part, the block's type and the block as the
+	// server sent it (untrusted; nil when it was not JSON); Text is then its placeholder.
+	Type string
+	Raw  json.RawMessage
 }
 
 // Parts returns one Part per content block of res, in order, for hosts whose model takes
@@ -45,7 +53,9 @@ func appendParts(parts []Part, cs []mcp.Content, depth int) []Part {
 	for _, c := range cs {
 		switch c := c.(type) {
 		case *mcp.TextContent:
-			if c != nil {
+			if u, ok := unknownContent(c); ok {
+				parts = append(parts, unknownPart(u))
+			} else if c != nil {
 				parts = append(parts, Part{Kind: KindText, Text: c.Text, Size: int64(len(c.Text)), Annotations: c.Annotations})
 			}
 		case *mcp.ImageContent:

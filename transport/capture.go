@@ -135,6 +135,7 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue // a direct call's
 		}
 		c.one[0] = nil
+		tolerateContent(r)
 		c.cap.response(r.ID, r.Result)
 		return r, nil
 	}

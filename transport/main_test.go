@@ -110,6 +110,8 @@ func child(mode string) int {
 		fmt.Fprintln(os.Stdout, "")
 		fmt.Fprintln(os.Stdout, strings.Repeat("long banner line ", 64<<10)) // 1 MiB, one line
 		fmt.Fprintln(os.Stdout, "")
+	case "video":
+		return rawVideoServer()
 	case "holding", "hung":
 		// A server whose transport holds each answer until it reads its next line
 		// ("holding"), or, once initialized, never writes one ("hung").

@@ -151,6 +151,9 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			s.scratch = msgs
 			continue
 		}
+		for _, m := range msgs {
+			tolerateContent(m)
+		}
 		m := msgs[0]
 		if len(msgs) > 1 {
 			s.queue = append(s.queue[:0], msgs[1:]...)

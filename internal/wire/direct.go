@@ -427,7 +427,15 @@ func decodeToolResult(raw json.RawMessage, mc *metaCache) (*mcp.CallToolResult, 
 		return res, "", nil
 	}
 	if err := res.UnmarshalJSON(raw); err != nil {
-		return nil, "", err
+		// A content block go-sdk cannot decode fails it all: decode around it (unknown.go).
+		fixed, ok := ReplaceUnknownContent(raw)
+		if !ok {
+			return nil, "", err
+		}
+		*res = mcp.CallToolResult{}
+		if err := res.UnmarshalJSON(fixed); err != nil {
+			return nil, "", err
+		}
 	}
 	var rt string
 	if v, ok := memberValue(raw, "resultType"); ok {
