@@ -21,7 +21,9 @@ import (
 // requests stay unanswered and the server stays quiet, and never while the server is
 // sending. The pings carry string IDs with nudgePrefix, which no request of go-sdk's or of
 // the direct client has (both use integers); their answers are taken off the wire here and
-// never reach a caller. A server that is really hung is pinged at most maxUnansweredNudges
+// never reach a caller. Nudging starts once the server has answered a first request
+// (initialize, or server/discover): a server still starting is never pinged, as some refuse
+// any request before initialization. A server that is really hung is pinged at most maxUnansweredNudges
 // times without answering (so its stdin never fills up with pings); its calls end at their
 // timeout.
 
@@ -72,6 +74,7 @@ type nudger struct {
 	lastNudge  time.Time
 	seq        uint64 // the last ping's number
 	unanswered int    // pings written and not answered
+	up         bool   // the server has answered a request
 	closed     bool
 }
 
@@ -126,13 +129,28 @@ func (n *nudger) done(id jsonrpc.ID) {
 	}
 }
 
-// doneN is done for a direct call's integer ID.
-func (n *nudger) doneN(id int64) {
+// answered records the server's answer to request id.
+func (n *nudger) answered(id jsonrpc.ID) {
+	if !n.on() {
+		return
+	}
+	k, ok := keyOf(id)
+	n.mu.Lock()
+	if ok {
+		delete(n.pending, k)
+	}
+	n.up = true
+	n.mu.Unlock()
+}
+
+// answeredN is answered for a direct call's integer ID.
+func (n *nudger) answeredN(id int64) {
 	if !n.on() {
 		return
 	}
 	n.mu.Lock()
 	delete(n.pending, reqKey{n: id})
+	n.up = true
 	n.mu.Unlock()
 }
 
@@ -213,7 +231,7 @@ func (n *nudger) fire() {
 		n.mu.Unlock()
 		return
 	}
-	if n.unanswered >= maxUnansweredNudges { // a hung server: its calls end at their timeout
+	if !n.up || n.unanswered >= maxUnansweredNudges { // starting, or hung: calls end at their timeout
 		n.armLocked(n.after)
 		n.mu.Unlock()
 		return
@@ -293,7 +311,7 @@ func (s *stdioConn) answered(msgs []jsonrpc.Message) []jsonrpc.Message {
 			if s.nudge.own(r) {
 				continue
 			}
-			s.nudge.done(r.ID)
+			s.nudge.answered(r.ID)
 		}
 		out = append(out, m)
 	}

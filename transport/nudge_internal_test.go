@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// TestNudgeSchedule runs a nudger on fake time and checks when it pings: not while the
-// server sends bytes, once a request has waited NudgeAfter with the server quiet, then once
+// TestNudgeSchedule runs a nudger on fake time and checks when it pings: not before the
+// server answered a first request, not while the server sends bytes, once a request has waited NudgeAfter with the server quiet, then once
 // per NudgeAfter, at most maxUnansweredNudges unanswered, again after an answer, and never
 // once nothing is outstanding.
 func TestNudgeSchedule(t *testing.T) {
@@ -40,6 +40,14 @@ func TestNudgeSchedule(t *testing.T) {
 			defer mu.Unlock()
 			return append([]time.Duration(nil), pings...)
 		}
+		first, _ := jsonrpc.MakeID(float64(1)) // initialize: no ping before its answer
+		n.sent(first)
+		time.Sleep(5 * after)
+		if p := got(); len(p) != 0 {
+			t.Fatalf("pings before the server answered anything: %v", p)
+		}
+		n.answered(first)
+		start = time.Now()
 		id, _ := jsonrpc.MakeID(float64(7))
 		n.sent(id)
 		for range 10 { // the server keeps sending: 5 s without a ping
@@ -66,7 +74,7 @@ func TestNudgeSchedule(t *testing.T) {
 		if p := got(); !slices.Equal(p, want) {
 			t.Fatalf("pings = %v, want %v", p, want)
 		}
-		n.done(id) // answered: nothing outstanding
+		n.answered(id) // nothing outstanding
 		time.Sleep(10 * after)
 		if p := got(); !slices.Equal(p, want) {
 			t.Fatalf("pings with nothing outstanding = %v, want %v", p, want)

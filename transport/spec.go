@@ -64,9 +64,9 @@ type Spec struct {
 	MaxFrameBytes int
 	// NudgeAfter is, for stdio, how long a request may go unanswered while the server sends
 	// nothing before the connection writes the server a ping of its own, so that a server
-	// holding a finished answer until its next input line lets it go (see nudge.go); it pings
-	// again at most once per NudgeAfter while that lasts. The ping's answer never reaches a
-	// caller. 0 selects DefaultNudgeAfter (2s); a negative value turns it off.
+	// holding a finished answer until its next input line lets it go; it pings again at most
+	// once per NudgeAfter while that lasts, and only once the server has answered a first
+	// request. The ping's answer never reaches a caller. 0 selects DefaultNudgeAfter (2s); a negative value turns it off.
 	NudgeAfter time.Duration
 	// InProcess, when set, makes this an in-process server: it is called once per Open'd
 	// connection and must return a fresh, unused mcp.Transport to the server (whose side

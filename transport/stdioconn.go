@@ -131,7 +131,7 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		if n, result, ok := wire.DirectResult(line); ok { // the common line: a direct call's answer
-			s.nudge.doneN(n)
+			s.nudge.answeredN(n)
 			s.direct.DeliverResult(n, result)
 			continue
 		}
