@@ -195,3 +195,40 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// BenchmarkNudgeOverhead: sequential direct calls to a go-sdk stdio server with nudging on
+// (the default) and off: the bookkeeping of each request and answer.
+func BenchmarkNudgeOverhead(b *testing.B) {
+	for _, tt := range []struct {
+		name  string
+		after time.Duration
+	}{{"on", 0}, {"off", -1}} {
+		b.Run(tt.name, func(b *testing.B) {
+			exe, err := os.Executable()
+			if err != nil {
+				b.Fatal(err)
+			}
+			spec := transport.Spec{ID: "bench", Command: exe, Env: map[string]string{envMode: "server", "GORACE": "atexit_sleep_ms=0"}, NudgeAfter: tt.after}
+			c, err := transport.Open(spec, transport.KindStdio)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			p := &mcp.CallToolParams{Name: "t1", Arguments: map[string]any{}}
+			opts := &wire.CallOptions{Protocol: "2025-11-25"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Direct().CallTool(ctx, p, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
