@@ -10,7 +10,9 @@ import (
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/internal/callwatch"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/expose"
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/results"
 )
@@ -148,7 +150,7 @@ type toolCall struct {
 	timeout, budget, taskTimeout time.Duration
 	taskBounded                  bool
 
-	rt    *remoteTool     // resolve*: the tool; nil for an exposed tool
+	rt    *catalog.Tool   // resolve*: the tool; nil for an exposed tool
 	args  json.RawMessage // *Arguments: what is sent; nil while (or when) refused before that
 	input expose.Input    // exposedArguments: an exposed tool's arguments, decoded
 	ob    *callObs        // observe: nil when nothing watches calls
@@ -227,7 +229,7 @@ func (c *toolCall) label() string {
 	case c.exposed != nil:
 		return fmt.Sprintf("tool %q", c.exposed.tool.Stem)
 	case c.rt != nil:
-		return c.rt.label
+		return c.rt.Label
 	}
 	return fmt.Sprintf("tool %q", c.remote)
 }
@@ -294,7 +296,7 @@ func rawArguments(c *toolCall) error {
 func sendTool(c *toolCall) error {
 	// A Handler uses only the text, read once from the result: the result's _meta may be
 	// the connection's shared copy, unless a hook or OnAppResult sees the result.
-	shared := c.textOnly && c.ob == nil && (c.rt.ui.ResourceURI == "" || c.s.opts.OnAppResult == nil)
+	shared := c.textOnly && c.ob == nil && (c.rt.UI.ResourceURI == "" || c.s.opts.OnAppResult == nil)
 	var err error
 	c.res, err = c.s.send(c.ctx, c.rt, c.args, sendOptions{
 		timeout:     c.timeout,
@@ -337,9 +339,9 @@ type rawStructured struct {
 // passed on either way.
 func checkOutput(c *toolCall) error {
 	rt := c.rt
-	if rt.outValidator != nil && c.res.StructuredContent != nil && !c.res.IsError {
-		if err := rt.outValidator.CheckOutput(c.ctx, c.res.StructuredContent, c.s.log, rt.name); err != nil {
-			schemaBroken(c.s, rt.name, "outputSchema", err)
+	if rt.OutValidator != nil && c.res.StructuredContent != nil && !c.res.IsError {
+		if err := rt.OutValidator.CheckOutput(c.ctx, c.res.StructuredContent, c.s.log, rt.Name); err != nil {
+			schemaBroken(c.s, rt.Name, "outputSchema", err)
 		}
 	}
 	return nil
@@ -348,7 +350,7 @@ func checkOutput(c *toolCall) error {
 // flatten turns the result into the model's text (package results); a result reporting
 // the tool's failure is the call's outcome (resultErr).
 func flatten(c *toolCall) error {
-	app := c.rt != nil && c.rt.ui.ResourceURI != ""
+	app := c.rt != nil && c.rt.UI.ResourceURI != ""
 	c.text, c.resultErr = results.Flatten(c.res, &results.Options{MaxBytes: c.s.opts.MaxResultBytes, App: app, Structured: c.structured.raw})
 	return nil
 }
@@ -356,7 +358,7 @@ func flatten(c *toolCall) error {
 // wantStructured is where send keeps the raw structuredContent of a call whose result
 // the model reads it of (flatten, an ordinary tool); nil for the others.
 func (c *toolCall) wantStructured() *rawStructured {
-	if c.origin != OriginHandler || c.rt == nil || c.rt.ui.ResourceURI != "" {
+	if c.origin != OriginHandler || c.rt == nil || c.rt.UI.ResourceURI != "" {
 		return nil
 	}
 	return &c.structured
@@ -364,12 +366,12 @@ func (c *toolCall) wantStructured() *rawStructured {
 
 // appResult passes the result of a tool with an MCP App to Options.OnAppResult.
 func appResult(c *toolCall) error {
-	if c.rt.ui.ResourceURI == "" || c.s.opts.OnAppResult == nil {
+	if c.rt.UI.ResourceURI == "" || c.s.opts.OnAppResult == nil {
 		return nil
 	}
 	c.s.opts.OnAppResult(c.ctx, apps.Activity{
 		Result:      c.res,
-		ResourceURI: c.rt.ui.ResourceURI,
+		ResourceURI: c.rt.UI.ResourceURI,
 		ServerHash:  c.s.Hash(),
 		ServerID:    c.s.cfg.ID,
 		ToolInput:   c.args,
@@ -387,7 +389,7 @@ func createTask(c *toolCall) error {
 
 // encodeResult encodes an App's result as JSON.
 func encodeResult(c *toolCall) error {
-	if c.json = marshalNoEscape(c.res); c.json == nil {
+	if c.json = jsonstr.Marshal(c.res); c.json == nil {
 		return final{fmt.Errorf("server %q: %s: the result could not be encoded", c.s.ID(), apps.MethodToolsCall)}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ttalk/mcpbridge/internal/session"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +13,7 @@ import (
 	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/expose"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/session"
 )
 
 // What ServerConfig.Expose may hold (see bridge/config). Tools are all a model sees, so a
@@ -58,7 +58,7 @@ type exposure struct {
 // always prefixed (Prefix, else the server ID) so the model can tell servers apart. caps are
 // the server's capabilities (nil: unknown); what it does not offer is a problem, not a tool.
 // The caller holds catMu; what is to be logged goes to later.
-func exposedOf(s *Server, n *catalog.Namer, caps *mcp.ServerCapabilities, later *logLater) Tools {
+func exposedOf(s *Server, n *catalog.Namer, caps *mcp.ServerCapabilities, later *catalog.LogLater) Tools {
 	if len(s.cfg.Expose) == 0 {
 		return nil
 	}
@@ -75,13 +75,13 @@ func exposedOf(s *Server, n *catalog.Namer, caps *mcp.ServerCapabilities, later 
 			p := ToolProblem{Tool: et.Stem, Problem: fmt.Sprintf("expose: the server does not offer %s", et.What), Skipped: true}
 			if !slices.Contains(s.status.Problems, p) {
 				s.status.Problems = append(s.status.Problems, p)
-				later.warn(s.log, "tool skipped", "tool", p.Tool, "problem", p.Problem)
+				later.Warn(s.log, "tool skipped", "tool", p.Tool, "problem", p.Problem)
 			}
 			continue
 		}
 		sch, err := schemaguard.Compile(json.RawMessage(et.Schema))
 		if err != nil { // the schemas are ours: a failure is a bug, not the server's
-			later.error(s.log, "exposed tool schema does not compile", "tool", et.Stem, "err", err)
+			later.Error(s.log, "exposed tool schema does not compile", "tool", et.Stem, "err", err)
 			continue
 		}
 		name, _ := n.Assign(s.cfg.ID, prefix, et.Stem)

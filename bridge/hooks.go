@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/internal/callwatch"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/session"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/results"
@@ -171,10 +172,10 @@ func observe(c *toolCall) error {
 }
 
 // describe fills in what the listing says about the tool and the arguments to send.
-func (ob *callObs) describe(rt *remoteTool, args json.RawMessage) {
-	if rt != nil && rt.tool != nil {
-		ob.call.Title = rt.tool.Title
-		ob.call.Annotations = rt.tool.Annotations
+func (ob *callObs) describe(rt *catalog.Tool, args json.RawMessage) {
+	if rt != nil && rt.Listed != nil {
+		ob.call.Title = rt.Listed.Title
+		ob.call.Annotations = rt.Listed.Annotations
 	}
 	if ob.call.Tool == "" && ob.call.Method == "tools/call" {
 		ob.call.Tool = modelName(ob.s, ob.call.RemoteName)

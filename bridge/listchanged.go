@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"sync"
 )
 
 // ToolsChange reports that a server changed its tool list (notifications/tools/list_changed)
@@ -18,46 +17,9 @@ type ToolsChange struct {
 	Removed []string
 }
 
-// relistState coalesces list_changed notifications: one re-list at a time, and one more
-// after it when notifications arrived meanwhile.
-type relistState struct {
-	mu      sync.Mutex
-	running bool
-	again   bool
-}
-
-// soon runs once (a re-listing) in the background with bg after a list_changed
-// notification: one at a time, and one more after it when notifications arrived meanwhile;
-// none once life ended.
-func (r *relistState) soon(life context.Context, bg func(func()), once func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if life.Err() != nil {
-		return
-	}
-	if r.running {
-		r.again = true
-		return
-	}
-	r.running = true
-	bg(func() {
-		for {
-			once()
-			r.mu.Lock()
-			if !r.again || life.Err() != nil {
-				r.running = false
-				r.mu.Unlock()
-				return
-			}
-			r.again = false
-			r.mu.Unlock()
-		}
-	})
-}
-
 // relistSoon re-lists the server's tools in the background after a list_changed
-// notification (relistState.soon).
-func relistSoon(s *Server) { s.relist.soon(s.life, s.pool.Background, s.relistOnce) }
+// notification (catalog.Relister).
+func relistSoon(s *Server) { s.relist.Soon(s.life, s.pool.Background, s.relistOnce) }
 
 func (s *Server) relistOnce() {
 	sess := s.pool.Current()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,12 +34,12 @@ func (h *lockCheck) WithGroup(string) slog.Handler            { return h }
 func (h *lockCheck) Handle(_ context.Context, r slog.Record) error {
 	var held []string
 	if s := h.s.Load(); s != nil {
-		for _, name := range append(s.pool.HeldLocks(), s.tasks.HeldLocks()...) {
+		for _, name := range slices.Concat(s.pool.HeldLocks(), s.tasks.HeldLocks(), s.relist.HeldLocks()) {
 			held = append(held, name+" while logging "+r.Message)
 		}
 		for name, m := range map[string]*sync.Mutex{
-			"Server.catMu": &s.catMu, "relistState.mu": &s.relist.mu,
-			"notifier.mu": s.notify.Mutex(), "secretBook.mu": s.secrets.Mutex(), "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
+			"Server.catMu": &s.catMu,
+			"notifier.mu":  s.notify.Mutex(), "secretBook.mu": s.secrets.Mutex(), "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
 		} {
 			if m.TryLock() {
 				m.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
@@ -61,7 +62,7 @@ func proxy(ctx context.Context, s *Server, req apps.ProxyRequest) (json.RawMessa
 		s.log.Info("message from MCP App", attrs...)
 		result = struct{}{}
 	}
-	out := marshalNoEscape(result)
+	out := jsonstr.Marshal(result)
 	if out == nil {
 		return nil, fmt.Errorf("server %q: %s: the result could not be encoded", s.ID(), req.Method)
 	}
@@ -78,7 +79,7 @@ func resolveApp(c *toolCall) error {
 		return final{fmt.Errorf("%w: server %q offers no tool %q", apps.ErrToolNotAllowed, s.ID(), name)}
 	case err != nil:
 		return named{err}
-	case !rt.ui.AppCallable():
+	case !rt.UI.AppCallable():
 		return final{fmt.Errorf("%w: tool %q of server %q is not visible to apps", apps.ErrToolNotAllowed, name, s.ID())}
 	}
 	c.rt = rt

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 )
 
 // A re-listing keeps the remoteTool of a tool listed again as it was (so it holds no second
@@ -43,7 +44,7 @@ func TestRelistKeepsUnchangedTools(t *testing.T) {
 			t.Errorf("go-sdk's cached tool %q keeps its description %q", tool.Name, tool.Description)
 		}
 	}
-	before := map[string]*remoteTool{}
+	before := map[string]*catalog.Tool{}
 	for _, name := range []string{"same", "moves"} {
 		if before[name], err = s.remoteTool(name); err != nil {
 			t.Fatal(err)
@@ -57,7 +58,7 @@ func TestRelistKeepsUnchangedTools(t *testing.T) {
 		t.Error("the unchanged tool got a new remoteTool: the re-listing holds a second copy")
 	}
 	rt, _ := s.remoteTool("moves")
-	if rt == before["moves"] || rt.tool.Description != "After." {
-		t.Errorf("the changed tool kept its old listing (description %q)", rt.tool.Description)
+	if rt == before["moves"] || rt.Listed.Description != "After." {
+		t.Errorf("the changed tool kept its old listing (description %q)", rt.Listed.Description)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 )
 
 // A schema listed too late to compile that turns out not to compile on first use is
@@ -26,8 +27,8 @@ func TestSchemaBrokenOnFirstUseIsReported(t *testing.T) {
 	if v == nil || problem != "" {
 		t.Fatalf("schema = %v, %q; want a validator compiled on first use", v, problem)
 	}
-	rt := newRemoteTool(&mcp.Tool{Name: "t"})
-	rt.validator = v
+	rt := catalog.NewTool(&mcp.Tool{Name: "t"})
+	rt.Validator = v
 	for range 3 {
 		if err := validateArgs(context.Background(), s, rt, json.RawMessage(`{"a":"x"}`)); err != nil {
 			t.Fatalf("validateArgs = %v, want the call to go ahead unvalidated", err)

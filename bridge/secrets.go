@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/ttalk/mcpbridge/internal/callheaders"
+	"github.com/ttalk/mcpbridge/internal/jsonstr"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/results"
 )
@@ -124,7 +125,7 @@ func (e *maskedError) As(target any) bool {
 		c.Message = redact.String(je.Message, e.secrets)
 		if len(je.Data) > 0 {
 			if d := redact.String(string(je.Data), e.secrets); d != string(je.Data) {
-				c.Data = json.RawMessage(marshalNoEscape(d))
+				c.Data = json.RawMessage(jsonstr.Marshal(d))
 			}
 		}
 		*t = &c

@@ -3,11 +3,8 @@ package bridge
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/ttalk/mcpbridge/internal/session"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,8 +12,10 @@ import (
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/bridge/skills"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -55,7 +54,7 @@ type Server struct {
 	// listed before it on its line, never the other way round:
 	//
 	//	session.Pool's locks (internal/session documents its order) -> Server.catMu
-	//	relistState.mu -> session.Pool.bgMu
+	//	catalog.Relister.mu -> session.Pool.bgMu
 	//	Server.catMu, notifier.mu, Set.mu, secretBook.mu, telemetry.mu, FileTokenStore.mu,
 	//	tasks.Client.mu, tasks.Run.mu: leaves
 	//
@@ -65,15 +64,15 @@ type Server struct {
 	// OnAppResult, OnElicitation, OnTaskStatus, progress, a TokenStore, an Authorizer), not the logger
 	// (whose handler may be slow, or call back into the server), not OpenTelemetry's
 	// providers, not go-sdk, not the network. Code that must log what it found under a lock
-	// collects it (logLater) and logs after unlocking.
+	// collects it (catalog.LogLater) and logs after unlocking.
 
 	// pool holds the server's sessions: the shared one and its users' (internal/session).
 	pool *session.Pool
 
 	catMu  sync.Mutex // guards the catalogue below
 	hash   string
-	remote map[string]*remoteTool // every listed tool by its server name, app-only ones included
-	tools  Tools                  // the model-visible tools, named
+	remote map[string]*catalog.Tool // every listed tool by its server name, app-only ones included
+	tools  Tools                    // the model-visible tools, named
 	status ServerStatus
 	// uiCache holds ui:// resources by URI, when Options.UIResourceCacheTTL > 0 (nil
 	// otherwise); catMu guards it.
@@ -82,7 +81,7 @@ type Server struct {
 	schemas  schemaguard.Cache      // measured and compiled schemas by their bytes
 	progress session.ProgressRoutes // progress tokens of calls in flight
 	tasks    *tasks.Client          // the MCP tasks client: policy and tasks in flight (tasks.go)
-	relist   relistState            // re-listing after tools/list_changed
+	relist   catalog.Relister       // re-listing after tools/list_changed
 	notify   session.Notifier       // runs OnToolsChanged outside background work
 	skills   *skills.Catalog        // Options.Skills: listed at assembly (skills.go); catMu guards it
 
@@ -106,7 +105,7 @@ func newServer(cfg ServerConfig, o *options, set *Set) *Server {
 		stop:    stop,
 		spec:    transportSpec(cfg, o, log),
 		secrets: book,
-		remote:  map[string]*remoteTool{},
+		remote:  map[string]*catalog.Tool{},
 		status:  ServerStatus{ID: cfg.ID},
 		uiCache: apps.NewResourceCache(o.UIResourceCacheTTL, maxUICache),
 	}
@@ -250,14 +249,4 @@ func (s *Server) Close() error {
 		}
 	})
 	return s.closeErr
-}
-
-func marshalNoEscape(v any) json.RawMessage {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil
-	}
-	return json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
 }

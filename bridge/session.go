@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/internal/wire"
@@ -128,29 +129,29 @@ func (s *Server) request(ctx context.Context, bounded bool, req session.Request,
 // and a progress token when the caller asked for progress. ctx carries the call's deadline
 // and Close (set once, call.go); each request of a task-bounded call is bounded by o.timeout
 // within it (see sendOptions).
-func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage, o sendOptions) (*mcp.CallToolResult, error) {
+func (s *Server) send(ctx context.Context, rt *catalog.Tool, args json.RawMessage, o sendOptions) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	var task *taskRun // the task the server created instead of answering (taskrun.go)
-	req := session.Request{Phase: string(PhaseCall), What: rt.label, Retryable: rt.retryable(), Timeout: o.timeout}
+	req := session.Request{Phase: string(PhaseCall), What: rt.Label, Retryable: rt.Retryable(), Timeout: o.timeout}
 	if s.perUser && s.opts.Users != nil {
 		// A user's call may go on a stateless server's shared connection with the user's
 		// token, unless it may become a task.
 		req.Direct = func(shared *session.Session) bool {
-			tap, err := s.tasks.CallTap(shared.Caps, rt.taskSupport, rt.label, false)
+			tap, err := s.tasks.CallTap(shared.Caps, rt.TaskSupport, rt.Label, false)
 			return tap == nil && err == nil
 		}
 	}
 	err := s.request(ctx, !o.taskBounded, req, func(ctx context.Context, sess *session.Session) error {
-		if s.gone(rt.name) {
+		if s.gone(rt.Name) {
 			return ErrToolGone
 		}
-		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
+		params := &mcp.CallToolParams{Name: rt.Name, Arguments: args}
 		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
 			params.Meta = meta
 		}
 		sessionStarted(ctx, sess.CS.ID())
 		if fn := progressFunc(ctx); fn != nil {
-			tok, done := s.progress.Register(rt.name, fn)
+			tok, done := s.progress.Register(rt.Name, fn)
 			defer done()
 			params.SetProgressToken(tok)
 		}
@@ -171,8 +172,8 @@ func (s *Server) send(ctx context.Context, rt *remoteTool, args json.RawMessage,
 // go-sdk). tap, when not nil, follows the call on either path (a call that may become a
 // task, tasks.go); shared: the caller only reads the result's text. Progress on a direct
 // call's own stream reaches pr (the server's routes) when ctx asked for progress.
-func (rt *remoteTool) callOptions(ctx context.Context, tap *wire.Tap, shared bool, pr *session.ProgressRoutes) session.CallOptions {
-	opts := session.CallOptions{InputSchema: rt.schema, App: rt.ui.ResourceURI != "", Tap: tap, SharedMeta: shared}
+func callOptions(ctx context.Context, rt *catalog.Tool, tap *wire.Tap, shared bool, pr *session.ProgressRoutes) session.CallOptions {
+	opts := session.CallOptions{InputSchema: rt.Schema, App: rt.UI.ResourceURI != "", Tap: tap, SharedMeta: shared}
 	if progressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 			pr.Deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})

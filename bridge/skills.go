@@ -83,7 +83,7 @@ func discoverSkills(ctx context.Context, s *Server, sess *session.Session) {
 
 // skillToolsOf builds s's skill tools (none without skills), named with n like the
 // exposed tools. The caller holds catMu.
-func skillToolsOf(s *Server, n *catalog.Namer, later *logLater) Tools {
+func skillToolsOf(s *Server, n *catalog.Namer, later *catalog.LogLater) Tools {
 	if s.skills == nil || len(s.skills.Skills()) == 0 {
 		return nil
 	}
@@ -95,7 +95,7 @@ func skillToolsOf(s *Server, n *catalog.Namer, later *logLater) Tools {
 	for _, spec := range skills.Tools() {
 		sch, err := schemaguard.Compile(spec.Schema)
 		if err != nil {
-			later.error(s.log, "skill tool schema does not compile", "tool", spec.Stem, "err", err)
+			later.Error(s.log, "skill tool schema does not compile", "tool", spec.Stem, "err", err)
 			continue
 		}
 		name, _ := n.Assign(s.cfg.ID, prefix, spec.Stem)

@@ -5,14 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ttalk/mcpbridge/bridge/config"
-	"github.com/ttalk/mcpbridge/internal/session"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ttalk/mcpbridge/bridge/config"
+	"github.com/ttalk/mcpbridge/internal/catalog"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/internal/wire"
@@ -113,11 +112,11 @@ func (s *Server) StartTask(ctx context.Context, name string, args json.RawMessag
 }
 
 // startTask creates a task of rt for StartTask (the pipeline's send stage).
-func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMessage) (Task, error) {
+func startTask(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMessage) (Task, error) {
 	var res *mcp.CallToolResult
 	var run *taskRun
-	err := s.do(ctx, PhaseCall, rt.label, rt.retryable(), func(ctx context.Context, sess *session.Session) error {
-		params := &mcp.CallToolParams{Name: rt.name, Arguments: args}
+	err := s.do(ctx, PhaseCall, rt.Label, rt.Retryable(), func(ctx context.Context, sess *session.Session) error {
+		params := &mcp.CallToolParams{Name: rt.Name, Arguments: args}
 		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
 			params.Meta = meta
 		}
@@ -129,7 +128,7 @@ func startTask(ctx context.Context, s *Server, rt *remoteTool, args json.RawMess
 	case err != nil:
 		return Task{}, err
 	case run == nil:
-		return Task{Server: s.cfg.ID, Tool: rt.name, Status: TaskCompleted, Result: res}, nil
+		return Task{Server: s.cfg.ID, Tool: rt.Name, Status: TaskCompleted, Result: res}, nil
 	}
 	if err := s.tasks.NoteCreated(run.Run); err != nil {
 		return Task{}, run.Fail(err)
@@ -208,7 +207,7 @@ func (h taskHost) callBudget(remote string) (budget time.Duration, task bool) {
 		s.catMu.Lock()
 		defer s.catMu.Unlock()
 		if rt := s.remote[remote]; rt != nil {
-			return rt.taskSupport
+			return rt.TaskSupport
 		}
 		return ""
 	})
@@ -218,18 +217,6 @@ func (h taskHost) callBudget(remote string) (budget time.Duration, task bool) {
 // the server (Tool) and its execution.taskSupport (Support: "required" or "optional").
 type TaskTool = tasks.Tool
 
-// taskTools lists the tools of a listing that declare task support, by name.
-func taskTools(remote map[string]*remoteTool) []TaskTool {
-	var out []TaskTool
-	for name, rt := range remote {
-		if !rt.gone && (rt.taskSupport == "required" || rt.taskSupport == "optional") {
-			out = append(out, TaskTool{Tool: name, Support: rt.taskSupport})
-		}
-	}
-	slices.SortFunc(out, func(a, b TaskTool) int { return strings.Compare(a.Tool, b.Tool) })
-	return out
-}
-
 // keepNone is the Keep of a tap that follows a call only for its structured content.
 func keepNone(json.RawMessage) bool { return false }
 
@@ -238,9 +225,9 @@ func keepNone(json.RawMessage) bool { return false }
 // the server created instead. force (StartTask) asks for a task; o.shared: only the result's
 // text is used (wire.CallOptions.SharedMeta); o.structured receives the result's raw
 // structuredContent (the tap keeps it, on either path).
-func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remoteTool, params *mcp.CallToolParams, force bool, o sendOptions) (*mcp.CallToolResult, *taskRun, error) {
+func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *catalog.Tool, params *mcp.CallToolParams, force bool, o sendOptions) (*mcp.CallToolResult, *taskRun, error) {
 	s := h.s
-	tap, err := s.tasks.CallTap(sess.Caps, rt.taskSupport, rt.label, force)
+	tap, err := s.tasks.CallTap(sess.Caps, rt.TaskSupport, rt.Label, force)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -251,7 +238,7 @@ func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remot
 		}
 		tap.Structured = true
 	}
-	res, err := sess.CallTool(ctx, params, rt.callOptions(ctx, tap, o.shared, &s.progress)) // direct or through go-sdk (internal/session)
+	res, err := sess.CallTool(ctx, params, callOptions(ctx, rt, tap, o.shared, &s.progress)) // direct or through go-sdk (internal/session)
 	if tap == nil {
 		return res, nil, err
 	}
@@ -265,7 +252,7 @@ func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *remot
 	}
 	// A task handle: go-sdk decoded it as an (empty) tool result, or failed to.
 	tok, _ := params.GetProgressToken().(string)
-	r, err := h.follow().Created(ctx, rt.name, raw, sess, tok)
+	r, err := h.follow().Created(ctx, rt.Name, raw, sess, tok)
 	if err != nil {
 		return nil, nil, err
 	}

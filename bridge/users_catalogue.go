@@ -25,14 +25,6 @@ import (
 // listInfo is what a listing's pages said about caching it (SEP-2549; internal/session).
 type listInfo = session.ListInfo
 
-// userCat is one user's listing of a server: its tools by name and the model-visible ones
-// in listing order. Never changed once made.
-// The pool (internal/session) keeps it in the user's state, fresh for the listing's ttlMs.
-type userCat struct {
-	remote map[string]*remoteTool
-	model  []string
-}
-
 // sharedListing decides, after the shared session's listing (Server.list), whether the
 // catalogue is shared: it returns the listing to install, or none when the catalogue is
 // per user (from then on, for the server's life).
@@ -62,7 +54,7 @@ func (s *Server) usersOnly(serr *ServerError) bool {
 
 // userCatalogue returns user id's listing of the server: the cached one when it is fresh
 // (or, with stale, whatever its age), else a new one made with the user's token.
-func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*userCat, error) {
+func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*catalog.Converted, error) {
 	c, err := s.pool.UserCatalogue(ctx, id, stale, func(ctx context.Context) (any, time.Time, error) {
 		var (
 			listed []*mcp.Tool
@@ -88,26 +80,24 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*use
 		if sess := s.pool.Current(); sess != nil {
 			caps = sess.Caps // a user's session does not read them; the shared one did
 		}
-		s.schemas.Begin()
-		remote, model, _, problems := s.convert(ctx, caps, listed, raw)
-		s.schemas.End()
-		catalog.Release(listed, raw)
+		l, problems := s.convert(ctx, caps, listed, raw)
+		l.AppOnly = nil // a user's catalogue keeps its tools by name and the model's
 		for _, p := range problems {
 			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", id), "tool", p.Tool, "problem", p.Problem)
 		}
-		return &userCat{remote: remote, model: model}, time.Now().Add(li.TTL), nil
+		return &l, time.Now().Add(li.TTL), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return c.(*userCat), nil
+	return c.(*catalog.Converted), nil
 }
 
 // listedTool is the tool a call of ctx resolves name to: on a server with per-user
 // catalogues, the one in the user's catalogue (listed first if the user has none yet);
 // else the shared catalogue's. The error wraps ErrUnknownTool or ErrToolGone, or says why
 // the user's catalogue could not be had (a *NeedsLoginError for a user without a grant).
-func (s *Server) listedTool(ctx context.Context, name string) (*remoteTool, error) {
+func (s *Server) listedTool(ctx context.Context, name string) (*catalog.Tool, error) {
 	if !s.pool.PrivateCatalogues() {
 		return s.remoteTool(name)
 	}
@@ -126,7 +116,7 @@ func (s *Server) listedTool(ctx context.Context, name string) (*remoteTool, erro
 		}
 		return nil, fmt.Errorf("tool %q: listing user %q's tools: %w", name, user, err)
 	}
-	rt := c.remote[name]
+	rt := c.Remote[name]
 	if rt == nil {
 		return nil, fmt.Errorf("tool %q: %w (not in user %q's catalogue)", name, ErrUnknownTool, user)
 	}
@@ -184,15 +174,15 @@ func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 }
 
 // userTools names the model-visible tools of catalogue c with n.
-func (s *Server) userTools(n *catalog.Namer, c *userCat) []Tool {
+func (s *Server) userTools(n *catalog.Namer, c *catalog.Converted) []Tool {
 	prefix := s.cfg.Prefix
 	if prefix == "" && s.opts.AlwaysPrefix {
 		prefix = s.cfg.ID
 	}
-	tools := make([]Tool, 0, len(c.model))
-	for _, remote := range c.model {
+	tools := make([]Tool, 0, len(c.Model))
+	for _, remote := range c.Model {
 		name, _ := n.Assign(s.cfg.ID, prefix, remote)
-		tools = append(tools, s.tool(name, c.remote[remote]))
+		tools = append(tools, s.tool(name, c.Remote[remote]))
 	}
 	return tools
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
@@ -30,8 +31,8 @@ func modelArguments(c *toolCall) error {
 	if err == nil {
 		rt := c.rt
 		var dropped []string
-		if a, dropped = rt.nulls.Drop(rt.schema, a); len(dropped) > 0 {
-			c.s.log.Debug("null arguments for optional properties dropped", "tool", rt.name, "properties", dropped)
+		if a, dropped = rt.Nulls.Drop(rt.Schema, a); len(dropped) > 0 {
+			c.s.log.Debug("null arguments for optional properties dropped", "tool", rt.Name, "properties", dropped)
 		}
 		err = validateArgs(c.ctx, c.s, rt, a)
 	}
@@ -82,17 +83,17 @@ func exposedArguments(c *toolCall) error {
 // validateArgs validates a call's arguments against the tool's inputSchema, within the
 // work budget and ctx. Arguments over the budget are passed on unvalidated (the server
 // validates them), with a debug log.
-func validateArgs(ctx context.Context, s *Server, rt *remoteTool, args json.RawMessage) error {
-	if rt.validator == nil {
+func validateArgs(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMessage) error {
+	if rt.Validator == nil {
 		return nil
 	}
-	err := rt.validator.ValidateJSON(ctx, args)
+	err := rt.Validator.ValidateJSON(ctx, args)
 	switch {
 	case errors.Is(err, schemaguard.ErrValidationSkipped):
-		s.log.Debug("arguments not validated", "tool", rt.name, "reason", err)
+		s.log.Debug("arguments not validated", "tool", rt.Name, "reason", err)
 		return nil
 	case errors.Is(err, schemaguard.ErrNotCompiled):
-		schemaBroken(s, rt.name, "inputSchema", err)
+		schemaBroken(s, rt.Name, "inputSchema", err)
 		return nil
 	}
 	return err

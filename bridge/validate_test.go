@@ -53,7 +53,7 @@ func TestRelistReusesCompiledSchemas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rt.validator
+		return rt.Validator
 	}
 	first := validator()
 	if first == nil || first.Nodes() < 2000 {

@@ -1,5 +1,6 @@
 // Package jsonstr is the module's one JSON string encoder: [Append] writes a Go string as
-// encoding/json writes it with HTML escaping off, without reflection or allocation.
+// encoding/json writes it with HTML escaping off, without reflection or allocation
+// ([Marshal] is encoding/json with HTML escaping off, for whole values).
 //
 // The tools/call result encoder (results), the direct client's request writer (transport,
 // internal/wire) and the provider formats (bridge/provider) use it, so a string crosses
@@ -11,7 +12,11 @@
 // them as encoding/json does.
 package jsonstr
 
-import "unicode/utf8"
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -68,4 +73,16 @@ func Append(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// Marshal encodes v as encoding/json does with SetEscapeHTML(false), without the trailing
+// newline; nil when v cannot be encoded.
+func Marshal(v any) json.RawMessage {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
 }
