@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/catalog"
-	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 )
 
 // lockCheck is a slog.Handler that, for every record, checks that the goroutine logging
@@ -34,18 +33,14 @@ func (h *lockCheck) WithGroup(string) slog.Handler            { return h }
 func (h *lockCheck) Handle(_ context.Context, r slog.Record) error {
 	var held []string
 	if s := h.s.Load(); s != nil {
-		for _, name := range slices.Concat(s.pool.HeldLocks(), s.tasks.HeldLocks(), s.relist.HeldLocks()) {
+		for _, name := range slices.Concat(s.pool.HeldLocks(), s.tasks.HeldLocks(), s.relist.HeldLocks(),
+			s.notify.HeldLocks(), s.secrets.HeldLocks(), s.opts.tel.HeldLocks()) {
 			held = append(held, name+" while logging "+r.Message)
 		}
-		for name, m := range map[string]*sync.Mutex{
-			"Server.catMu": &s.catMu,
-			"notifier.mu":  s.notify.Mutex(), "secretBook.mu": s.secrets.Mutex(), "telemetry.mu": (*itel.Telemetry)(s.opts.tel).Mutex(),
-		} {
-			if m.TryLock() {
-				m.Unlock()
-			} else {
-				held = append(held, name+" while logging "+r.Message)
-			}
+		if s.catMu.TryLock() {
+			s.catMu.Unlock()
+		} else {
+			held = append(held, "Server.catMu while logging "+r.Message)
 		}
 	}
 	h.mu.Lock()

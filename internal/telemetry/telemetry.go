@@ -86,8 +86,15 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.Text
 	return t
 }
 
-// Mutex returns the mutex guarding the instruments, for the host's lock-order check.
-func (t *Telemetry) Mutex() *sync.Mutex { return &t.mu }
+// HeldLocks names the Telemetry's locks that some goroutine holds now, for the host's tests of
+// the lock order (a leaf: nothing holds it while logging or calling out).
+func (t *Telemetry) HeldLocks() []string {
+	if t.mu.TryLock() {
+		t.mu.Unlock()
+		return nil
+	}
+	return []string{"telemetry.mu"}
+}
 
 // tracer returns the tracer to use now, or nil when tracing is off.
 func (t *Telemetry) tracer() trace.Tracer {
