@@ -2,12 +2,9 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/ttalk/mcpbridge/internal/callheaders"
-	"github.com/ttalk/mcpbridge/internal/jsonstr"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/results"
 )
@@ -39,7 +36,8 @@ func newSecretBook(cfg ServerConfig) *secretBook {
 // in its text; err itself when it shows none. The result keeps what callers inspect: a
 // *ServerError stays one (Server and Phase kept), a *results.ToolError stays one (its Text
 // masked), errors.Is sees the whole original chain (sentinels carry no secret), and
-// errors.As finds a *jsonrpc.Error (a copy with Message and Data masked).
+// errors.As finds a *jsonrpc.Error or a *results.ToolError (copies with their text masked:
+// redact.Hide).
 func (b *secretBook) maskErr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -93,50 +91,13 @@ func scrubErr(err error, secrets []string) error {
 	case *DeniedError:
 		return &DeniedError{Tool: e.Tool, Reason: redact.String(e.Reason, secrets)}
 	}
-	return &maskedError{msg: redact.String(err.Error(), secrets), orig: err, secrets: secrets}
-}
-
-// maskedError is an error whose text had secrets masked (see secretBook.maskErr). It does
-// not unwrap, since the original would print them.
-type maskedError struct {
-	msg     string
-	orig    error
-	secrets []string
-}
-
-func (e *maskedError) Error() string { return e.msg }
-
-// Original returns the unmasked error, for session.SentByServer only (which looks through
-// it to classify the call); it is not an Unwrap, so errors.As and printing never reach it.
-func (e *maskedError) Original() error { return e.orig }
-
-// Is reports whether the original error chain matches target: a yes or no shows no text.
-func (e *maskedError) Is(target error) bool { return errors.Is(e.orig, target) }
-
-// As finds, in the original chain, the error types callers inspect, as masked copies.
-func (e *maskedError) As(target any) bool {
-	switch t := target.(type) {
-	case **jsonrpc.Error:
-		je := sentByServer(e.orig)
-		if je == nil {
-			return false
-		}
-		c := *je
-		c.Message = redact.String(je.Message, e.secrets)
-		if len(je.Data) > 0 {
-			if d := redact.String(string(je.Data), e.secrets); d != string(je.Data) {
-				c.Data = json.RawMessage(jsonstr.Marshal(d))
-			}
-		}
-		*t = &c
-		return true
-	case **results.ToolError:
+	return redact.Hide(err, secrets, sentByServer, func(orig error, target any, mask func(string) string) bool {
+		t, ok := target.(**results.ToolError)
 		var te *results.ToolError
-		if !errors.As(e.orig, &te) {
+		if !ok || !errors.As(orig, &te) {
 			return false
 		}
-		*t = &results.ToolError{Text: redact.String(te.Text, e.secrets)}
+		*t = &results.ToolError{Text: mask(te.Text)}
 		return true
-	}
-	return false
+	})
 }
