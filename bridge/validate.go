@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -27,15 +26,7 @@ func schemaOf(ctx context.Context, s *Server, raw json.RawMessage, what string) 
 // becomes {}, anything but an object is refused, a null the schema lets go is dropped, and
 // the rest is validated against the tool's inputSchema.
 func modelArguments(c *toolCall) error {
-	a, err := schemaguard.NormalizeArgs(c.in)
-	if err == nil {
-		rt := c.rt
-		var dropped []string
-		if a, dropped = rt.Nulls.Drop(rt.Schema, a); len(dropped) > 0 {
-			c.s.log.Debug("null arguments for optional properties dropped", "tool", rt.Name, "properties", dropped)
-		}
-		err = validateArgs(c.ctx, c.s, rt, a)
-	}
+	a, broken, err := c.rt.Arguments(c.ctx, c.in, true, c.s.log) // internal/catalog
 	if err != nil {
 		if c.s.life.Err() != nil {
 			// Closed meanwhile: our own work (a schema compiled on first use) saw the
@@ -44,6 +35,7 @@ func modelArguments(c *toolCall) error {
 		}
 		return err
 	}
+	schemaBroken(c.s, c.rt.Name, "inputSchema", broken)
 	c.args = a
 	return nil
 }
@@ -52,13 +44,11 @@ func modelArguments(c *toolCall) error {
 // as untrusted as a model, so its arguments are checked and validated the same way (no
 // null is dropped); a refusal is the App's bad request (apps.ErrBadRequest: HTTP 400).
 func appArguments(c *toolCall) error {
-	a, err := schemaguard.NormalizeArgs(c.in)
-	if err == nil {
-		err = validateArgs(c.ctx, c.s, c.rt, a)
-	}
+	a, broken, err := c.rt.Arguments(c.ctx, c.in, false, c.s.log)
 	if err != nil {
 		return final{fmt.Errorf("%w: %v", apps.ErrBadRequest, err)}
 	}
+	schemaBroken(c.s, c.rt.Name, "inputSchema", broken)
 	c.args = a
 	return nil
 }
@@ -80,29 +70,22 @@ func exposedArguments(c *toolCall) error {
 	return nil
 }
 
-// validateArgs validates a call's arguments against the tool's inputSchema, within the
-// work budget and ctx. Arguments over the budget are passed on unvalidated (the server
-// validates them), with a debug log.
+// validateArgs validates a call's arguments against the tool's inputSchema
+// (catalog.Tool.Validate), reporting a schema found not to compile on first use.
 func validateArgs(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMessage) error {
-	if rt.Validator == nil {
-		return nil
-	}
-	err := rt.Validator.ValidateJSON(ctx, args)
-	switch {
-	case errors.Is(err, schemaguard.ErrValidationSkipped):
-		s.log.Debug("arguments not validated", "tool", rt.Name, "reason", err)
-		return nil
-	case errors.Is(err, schemaguard.ErrNotCompiled):
-		schemaBroken(s, rt.Name, "inputSchema", err)
-		return nil
-	}
+	broken, err := rt.Validate(ctx, args, s.log)
+	schemaBroken(s, rt.Name, "inputSchema", broken)
 	return err
 }
 
 // schemaBroken reports, once, a schema of tool found not to compile on first use (the
 // listing's deadline left no time to compile it then), as one found broken when listed is
-// reported: a ToolProblem in Status and a warning. Validation is off for it.
+// reported: a ToolProblem in Status and a warning. Validation is off for it. A nil err
+// reports nothing.
 func schemaBroken(s *Server, tool, what string, err error) {
+	if err == nil {
+		return
+	}
 	p := ToolProblem{Tool: tool, Problem: schemaguard.NotCompiledProblem(what, err)}
 	s.catMu.Lock()
 	known := slices.Contains(s.status.Problems, p)
