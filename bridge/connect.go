@@ -2,9 +2,12 @@ package bridge
 
 import (
 	"context"
+	"time"
+
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/catalog"
-	"time"
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // Dial connects to one server and lists its tools, which keep their names unless invalid
@@ -107,4 +110,31 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		o.OnStatus(statusCtx, st)
 	}
 	return s, nil
+}
+
+// netOf describes how s is reached, for its spans: protocol version and network transport.
+func netOf(s *Server) itel.Net {
+	st := s.Status()
+	n := itel.Net{ProtocolVersion: st.ProtocolVersion}
+	switch transport.Kind(st.Transport) {
+	case transport.KindStdio:
+		n.Transport = "pipe"
+	case transport.KindHTTP, transport.KindSSE:
+		n.Transport, n.Protocol = "tcp", "http"
+	}
+	return n
+}
+
+// endConnect ends the span of a server's start-up (nil when not traced): with the server's
+// status on success, the failure otherwise.
+func endConnect(cs *itel.ConnectSpan, s *Server, serr *ServerError) {
+	switch {
+	case cs == nil:
+	case serr != nil:
+		cs.Fail(string(serr.Phase), serr)
+	case s != nil:
+		cs.End(func() itel.Net { return netOf(s) }, func() int { return len(s.Status().ModelTools) })
+	default:
+		cs.End(nil, nil)
+	}
 }

@@ -164,7 +164,8 @@ func observe(c *toolCall) error {
 		args = c.in // a model's call is observed before its arguments are checked
 	}
 	c.ob = &callObs{s: c.s, start: time.Now(), timeout: c.timeout, call: Call{Origin: c.origin, Method: c.method(), RemoteName: c.remote, Server: c.s, Args: args}}
-	c.ctx, c.ob.span = startCall(c.ctx, c.s.opts.tel, c.s, &c.ob.call)
+	c.ctx, c.ob.span = c.s.opts.tel.StartCall(c.ctx, itel.Call{Method: c.ob.call.Method, Name: c.remote, Server: c.s.cfg.ID, Origin: c.origin.String()},
+		func() itel.Net { return netOf(c.s) })
 	if c.exposed != nil {
 		c.ob.call.Tool, c.ob.call.Annotations = c.exposed.name, c.exposed.annotations
 	}
@@ -253,7 +254,8 @@ func (ob *callObs) end(ctx context.Context, resultBytes int, isError bool, err e
 	if he, ok := err.(*hookError); ok {
 		end.Err = he.ServerError
 	}
-	endCall(ob.s.opts.tel, ob.span, &ob.call, &end)
+	ob.s.opts.tel.EndCall(ob.span, itel.Call{Method: ob.call.Method, Name: ob.call.RemoteName}, itel.End{
+		ErrorType: string(end.Outcome), Err: end.Err, ArgsBytes: end.ArgsBytes, ResultBytes: end.ResultBytes, Duration: end.Duration})
 	if h := ob.s.opts.AfterCall; h != nil {
 		callwatch.After(ctx, ob.timeout, h, &ob.call, &end)
 	}

@@ -195,7 +195,7 @@ func resolve(o *Options) *options {
 		r.Logger = slog.Default()
 	}
 	r.logger = r.Logger
-	r.tel = newTelemetry(&r.Options)
+	r.tel = itel.New(r.TracerProvider, r.MeterProvider, r.Propagator, moduleVersion()) // OpenTelemetry: "Tracing" in doc.go
 	fillLimits(&r.Options)
 	if r.ClientInfo == nil {
 		r.ClientInfo = &mcp.Implementation{Name: "mcpbridge", Version: moduleVersion()}

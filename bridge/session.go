@@ -11,6 +11,7 @@ import (
 	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/redact"
 	"github.com/ttalk/mcpbridge/internal/session"
+	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -149,7 +150,7 @@ func (s *Server) send(ctx context.Context, rt *catalog.Tool, args json.RawMessag
 		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
 			params.Meta = meta
 		}
-		sessionStarted(ctx, sess.CS.ID())
+		itel.SessionStarted(ctx, sess.CS.ID()) // the session in the span
 		if fn := progressFunc(ctx); fn != nil {
 			tok, done := s.progress.Register(rt.Name, fn)
 			defer done()

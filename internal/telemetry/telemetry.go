@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // ScopeName is the instrumentation scope of the bridge's spans and metrics.
@@ -290,8 +292,10 @@ func (cs *CallSpan) Target(method, prompt, uri string) {
 // End is how a call ended, for its span and metrics.
 type End struct {
 	// ErrorType is "" for a success, else the outcome (error.type: tool_error, denied, ...);
-	// Message is then the error, on one line.
+	// Message is then the error, on one line: when "", Err's text (on one line, at most
+	// 300 bytes).
 	ErrorType, Message     string
+	Err                    error
 	ArgsBytes, ResultBytes int
 	Duration               time.Duration
 }
@@ -303,6 +307,9 @@ func (t *Telemetry) EndCall(cs *CallSpan, c Call, end End) {
 	}
 	if cs.span != nil {
 		if end.ErrorType != "" {
+			if end.Message == "" && end.Err != nil {
+				end.Message = redact.Line(end.Err.Error(), 300)
+			}
 			cs.span.SetAttributes(semconv.ErrorTypeKey.String(end.ErrorType))
 			cs.span.SetStatus(codes.Error, end.Message)
 		}
@@ -372,13 +379,14 @@ func (c *ConnectSpan) PhaseDone(phase string, d time.Duration) {
 	c.span.AddEvent(phase, trace.WithAttributes(attrPhase.String(phase), attrDuration.Float64(float64(d)/float64(time.Millisecond))))
 }
 
-// Fail ends the span of a start-up that failed in phase with message (on one line).
-func (c *ConnectSpan) Fail(phase, message string) {
+// Fail ends the span of a start-up that failed in phase with err (its text on one line, at
+// most 300 bytes).
+func (c *ConnectSpan) Fail(phase string, err error) {
 	if c == nil {
 		return
 	}
 	c.span.SetAttributes(attrPhase.String(phase), semconv.ErrorTypeKey.String(phase))
-	c.span.SetStatus(codes.Error, message)
+	c.span.SetStatus(codes.Error, redact.Line(err.Error(), 300))
 	c.span.End()
 }
 
