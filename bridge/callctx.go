@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"maps"
 	"net/http"
 
 	"github.com/ttalk/mcpbridge/internal/callheaders"
@@ -27,45 +26,11 @@ func WithCallHeaders(ctx context.Context, h http.Header) context.Context {
 	return callheaders.With(ctx, h)
 }
 
-type callMetaKey struct{}
-
 // WithCallMeta returns a copy of ctx under which the requests of a call (tools/call, and the
 // requests of tools exposing resources and prompts) carry meta in params._meta, for servers
 // that read per-request context (a tenant, a request ID) there. Keys the bridge sets itself
 // win: progressToken (WithProgress) and, when tracing, traceparent, tracestate and baggage.
 // A later WithCallMeta merges, its values winning. Values must marshal to JSON.
 func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
-	merged := maps.Clone(callMeta(ctx))
-	if merged == nil {
-		merged = make(map[string]any, len(meta))
-	}
-	maps.Copy(merged, meta)
-	return context.WithValue(ctx, callMetaKey{}, merged)
-}
-
-// callMeta returns the _meta entries WithCallMeta put on ctx, or nil.
-func callMeta(ctx context.Context) map[string]any {
-	m, _ := ctx.Value(callMetaKey{}).(map[string]any)
-	return m
-}
-
-// requestMeta returns the _meta for a request made under ctx: WithCallMeta's entries and,
-// only while tel has a tracer provider installed, the trace context of ctx's span and its
-// baggage. Without one, nothing of ctx's trace context or baggage (which may hold personal
-// data) leaves the process. nil when there is nothing (the common case, which allocates
-// nothing).
-func requestMeta(ctx context.Context, tel *itel.Telemetry) map[string]any {
-	user := callMeta(ctx)
-	tracing := tel.Tracing()
-	if user == nil && !tracing {
-		return nil
-	}
-	var meta map[string]any
-	if user != nil {
-		meta = maps.Clone(user)
-	}
-	if !tracing {
-		return meta
-	}
-	return tel.Inject(ctx, meta)
+	return itel.WithMeta(ctx, meta) // internal/telemetry: Telemetry.RequestMeta adds the trace context
 }

@@ -118,7 +118,7 @@ func sendExposed(c *toolCall) error {
 	req := session.Request{Phase: method, What: expose.Target(method, c.input), Retryable: true, Timeout: c.timeout}
 	err := s.request(c.ctx, true, req, func(ctx context.Context, sess *session.Session) error {
 		var err error
-		c.res, err = expose.Request(ctx, sess.CS, method, c.input, func() map[string]any { return requestMeta(ctx, s.opts.tel) })
+		c.res, err = expose.Request(ctx, sess.CS, method, c.input, func() map[string]any { return s.opts.tel.RequestMeta(ctx) })
 		return err
 	})
 	return finalErr(err)

@@ -10,8 +10,6 @@ import (
 // fields: internal/session, where the routes of calls in flight live).
 type Progress = session.Progress
 
-type progressKey struct{}
-
 // WithProgress returns a context under which tool calls (Handler, Server.CallTool and
 // proxied tools/call) ask the server for progress notifications and pass each one to fn,
 // with the context of the call it belongs to (which may have ended by then). A call that
@@ -25,14 +23,5 @@ type progressKey struct{}
 // notifications apart from responses, so some may reach fn shortly after the call returned;
 // those arriving more than progressLinger (2s) after it are dropped.
 func WithProgress(ctx context.Context, fn func(context.Context, Progress)) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-// progressFunc returns WithProgress's fn bound to the call's ctx, or nil.
-func progressFunc(ctx context.Context) func(Progress) {
-	fn, _ := ctx.Value(progressKey{}).(func(context.Context, Progress))
-	if fn == nil {
-		return nil
-	}
-	return func(p Progress) { fn(ctx, p) }
+	return session.WithProgress(ctx, fn)
 }

@@ -147,11 +147,11 @@ func (s *Server) send(ctx context.Context, rt *catalog.Tool, args json.RawMessag
 			return ErrToolGone
 		}
 		params := &mcp.CallToolParams{Name: rt.Name, Arguments: args}
-		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
+		if meta := s.opts.tel.RequestMeta(ctx); meta != nil {
 			params.Meta = meta
 		}
 		itel.SessionStarted(ctx, sess.CS.ID()) // the session in the span
-		if fn := progressFunc(ctx); fn != nil {
+		if fn := session.ProgressFunc(ctx); fn != nil {
 			tok, done := s.progress.Register(rt.Name, fn)
 			defer done()
 			params.SetProgressToken(tok)
@@ -175,7 +175,7 @@ func (s *Server) send(ctx context.Context, rt *catalog.Tool, args json.RawMessag
 // call's own stream reaches pr (the server's routes) when ctx asked for progress.
 func callOptions(ctx context.Context, rt *catalog.Tool, tap *wire.Tap, shared bool, pr *session.ProgressRoutes) session.CallOptions {
 	opts := session.CallOptions{InputSchema: rt.Schema, App: rt.UI.ResourceURI != "", Tap: tap, SharedMeta: shared}
-	if progressFunc(ctx) != nil {
+	if session.ProgressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 			pr.Deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})
 		}

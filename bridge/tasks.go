@@ -117,7 +117,7 @@ func startTask(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMe
 	var run *taskRun
 	err := s.do(ctx, PhaseCall, rt.Label, rt.Retryable(), func(ctx context.Context, sess *session.Session) error {
 		params := &mcp.CallToolParams{Name: rt.Name, Arguments: args}
-		if meta := requestMeta(ctx, s.opts.tel); meta != nil {
+		if meta := s.opts.tel.RequestMeta(ctx); meta != nil {
 			params.Meta = meta
 		}
 		var err error
@@ -308,7 +308,7 @@ func (h taskHost) follow() *tasks.Host[Progress] {
 	return &tasks.Host[Progress]{
 		Client:     s.tasks,
 		Life:       s.life,
-		ProgressOf: progressFunc,
+		ProgressOf: session.ProgressFunc,
 		AsProgress: func(t Task) Progress {
 			return Progress{Server: t.Server, Tool: t.Tool, Message: t.StatusMessage, TaskID: t.ID, Status: t.Status}
 		},

@@ -157,3 +157,21 @@ func (n *Notifier) run() {
 		f()
 	}
 }
+
+// progressKey is the context key of WithProgress's callback.
+type progressKey struct{}
+
+// WithProgress returns a context under which tool calls pass each progress notification
+// to fn, with the context of the call it belongs to (bridge.WithProgress).
+func WithProgress(ctx context.Context, fn func(context.Context, Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// ProgressFunc returns WithProgress's fn bound to the call's ctx, or nil.
+func ProgressFunc(ctx context.Context) func(Progress) {
+	fn, _ := ctx.Value(progressKey{}).(func(context.Context, Progress))
+	if fn == nil {
+		return nil
+	}
+	return func(p Progress) { fn(ctx, p) }
+}

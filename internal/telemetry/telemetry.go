@@ -7,6 +7,7 @@ package telemetry
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"sync"
 	"time"
@@ -401,4 +402,44 @@ func (c *ConnectSpan) End(net func() Net, tools func() int) {
 		c.span.SetAttributes(attrTools.Int(tools()))
 	}
 	c.span.End()
+}
+
+// metaKey is the context key of WithMeta's entries.
+type metaKey struct{}
+
+// WithMeta returns a copy of ctx whose requests carry meta in params._meta
+// (bridge.WithCallMeta). A later WithMeta merges, its values winning.
+func WithMeta(ctx context.Context, meta map[string]any) context.Context {
+	merged := maps.Clone(callerMeta(ctx))
+	if merged == nil {
+		merged = make(map[string]any, len(meta))
+	}
+	maps.Copy(merged, meta)
+	return context.WithValue(ctx, metaKey{}, merged)
+}
+
+// callerMeta returns the _meta entries WithMeta put on ctx, or nil.
+func callerMeta(ctx context.Context) map[string]any {
+	m, _ := ctx.Value(metaKey{}).(map[string]any)
+	return m
+}
+
+// RequestMeta returns the _meta for a request made under ctx: WithMeta's entries and, only
+// while t has a tracer provider installed, the trace context of ctx's span and its baggage.
+// Without one, nothing of ctx's trace context or baggage (which may hold personal data)
+// leaves the process. nil when there is nothing (the common case, which allocates nothing).
+func (t *Telemetry) RequestMeta(ctx context.Context) map[string]any {
+	user := callerMeta(ctx)
+	tracing := t.Tracing()
+	if user == nil && !tracing {
+		return nil
+	}
+	var meta map[string]any
+	if user != nil {
+		meta = maps.Clone(user)
+	}
+	if !tracing {
+		return meta
+	}
+	return t.Inject(ctx, meta)
 }
