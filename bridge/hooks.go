@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/internal/callwatch"
 	"github.com/ttalk/mcpbridge/internal/catalog"
@@ -288,15 +287,11 @@ func outcomeOf(err error) Outcome {
 	case errors.Is(err, context.Canceled):
 		return OutcomeCanceled
 	}
-	if je := sentByServer(err); je != nil {
+	if je := session.SentByServer(err); je != nil { // go-sdk's own JSON-RPC errors skipped
 		return Outcome(strconv.FormatInt(je.Code, 10))
 	}
 	return OutcomeTransport
 }
-
-// sentByServer returns the first JSON-RPC error in err's tree that the server sent, or nil
-// (internal/session: go-sdk's own JSON-RPC errors are skipped).
-func sentByServer(err error) *jsonrpc.Error { return session.SentByServer(err) }
 
 // modelName returns the model-visible name of the server's tool remote, or "".
 func modelName(s *Server, remote string) string {

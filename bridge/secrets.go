@@ -6,6 +6,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/internal/callheaders"
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/results"
 )
 
@@ -91,7 +92,7 @@ func scrubErr(err error, secrets []string) error {
 	case *DeniedError:
 		return &DeniedError{Tool: e.Tool, Reason: redact.String(e.Reason, secrets)}
 	}
-	return redact.Hide(err, secrets, sentByServer, func(orig error, target any, mask func(string) string) bool {
+	return redact.Hide(err, secrets, session.SentByServer, func(orig error, target any, mask func(string) string) bool {
 		t, ok := target.(**results.ToolError)
 		var te *results.ToolError
 		if !ok || !errors.As(orig, &te) {
