@@ -1,10 +1,6 @@
 package bridge
 
-import (
-	"strings"
-
-	"github.com/ttalk/mcpbridge/internal/catalog"
-)
+import "github.com/ttalk/mcpbridge/internal/catalog"
 
 // Filter returns the tools whose Name matches patterns, in order, for giving each agent its
 // own subset of a Set's tools in one line:
@@ -19,22 +15,10 @@ import (
 // is given: a tool filtered out here stays callable by MCP Apps through Set.Proxy when its
 // _meta.ui.visibility allows.
 func (t Tools) Filter(patterns ...string) Tools {
-	var include, exclude []string
-	for _, p := range patterns {
-		if rest, ok := strings.CutPrefix(p, "!"); ok {
-			exclude = append(exclude, rest)
-		} else {
-			include = append(include, p)
-		}
-	}
 	out := make(Tools, 0, len(t))
-	for _, pats := range [][]string{include, exclude} {
-		if catalog.CheckPatterns(pats) != nil {
-			return out
-		}
-	}
+	keep, ok := catalog.Filter(patterns) // internal/catalog: the servers file's globs
 	for _, tool := range t {
-		if catalog.Selected(include, exclude, tool.Name) {
+		if ok && keep(tool.Name) {
 			out = append(out, tool)
 		}
 	}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"path"
+	"strings"
 )
 
 // Selected applies include and exclude globs (path.Match) to name: kept when it matches
@@ -38,4 +39,23 @@ func matchAnyErr(patterns []string, name string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// Filter is the rule of bridge.Tools.Filter: patterns are globs as for Selected, those
+// starting with "!" excluding. It returns whether name is kept; ok is false when a pattern
+// is malformed, and then nothing is kept (a typo in a deny pattern must not let through
+// the tools it aimed at).
+func Filter(patterns []string) (keep func(name string) bool, ok bool) {
+	var include, exclude []string
+	for _, p := range patterns {
+		if rest, ok := strings.CutPrefix(p, "!"); ok {
+			exclude = append(exclude, rest)
+		} else {
+			include = append(include, p)
+		}
+	}
+	if CheckPatterns(include) != nil || CheckPatterns(exclude) != nil {
+		return nil, false
+	}
+	return func(name string) bool { return Selected(include, exclude, name) }, true
 }
