@@ -169,12 +169,12 @@ func (s *Server) send(ctx context.Context, rt *catalog.Tool, args json.RawMessag
 	return res, err
 }
 
-// callOptions are the settings of one tools/call of rt (Session.CallTool: direct or through
-// go-sdk). tap, when not nil, follows the call on either path (a call that may become a
-// task, tasks.go); shared: the caller only reads the result's text. Progress on a direct
-// call's own stream reaches pr (the server's routes) when ctx asked for progress.
-func callOptions(ctx context.Context, rt *catalog.Tool, tap *wire.Tap, shared bool, pr *session.ProgressRoutes) session.CallOptions {
-	opts := session.CallOptions{InputSchema: rt.Schema, App: rt.UI.ResourceURI != "", Tap: tap, SharedMeta: shared}
+// callOptions are the settings of one tools/call of rt (Session.CallTapped: direct or
+// through go-sdk, the taps set there); shared: the caller only reads the result's text.
+// Progress on a direct call's own stream reaches pr (the server's routes) when ctx asked
+// for progress.
+func callOptions(ctx context.Context, rt *catalog.Tool, shared bool, pr *session.ProgressRoutes) session.CallOptions {
+	opts := session.CallOptions{InputSchema: rt.Schema, App: rt.UI.ResourceURI != "", SharedMeta: shared}
 	if session.ProgressFunc(ctx) != nil {
 		opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 			pr.Deliver(ctx, &mcp.ProgressNotificationClientRequest{Params: p})

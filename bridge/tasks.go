@@ -217,10 +217,7 @@ func (h taskHost) callBudget(remote string) (budget time.Duration, task bool) {
 // the server (Tool) and its execution.taskSupport (Support: "required" or "optional").
 type TaskTool = tasks.Tool
 
-// keepNone is the Keep of a tap that follows a call only for its structured content.
-func keepNone(json.RawMessage) bool { return false }
-
-// sendCall sends one tools/call on sess, directly or through go-sdk (callOn); when the call
+// sendCall sends one tools/call on sess (Session.CallTapped: directly or through go-sdk); when the call
 // may become a task, with the task tap, on either path. It returns the result, or the task
 // the server created instead. force (StartTask) asks for a task; o.shared: only the result's
 // text is used (wire.CallOptions.SharedMeta); o.structured receives the result's raw
@@ -231,22 +228,14 @@ func (h taskHost) sendCall(ctx context.Context, sess *session.Session, rt *catal
 	if err != nil {
 		return nil, nil, err
 	}
+	var st *wire.Tap // the structuredContent's own tap, when no task tap follows the call
 	if o.structured != nil {
-		if tap == nil {
-			tap = &o.structured.tap
-			*tap = wire.Tap{Method: "tools/call", Keep: keepNone}
-		}
-		tap.Structured = true
+		st = &o.structured.tap
 	}
-	res, err := sess.CallTool(ctx, params, callOptions(ctx, rt, tap, o.shared, &s.progress)) // direct or through go-sdk (internal/session)
-	if tap == nil {
-		return res, nil, err
-	}
-	tap.Done()
+	res, raw, sc, err := sess.CallTapped(ctx, params, callOptions(ctx, rt, o.shared, &s.progress), tap, st) // internal/session
 	if o.structured != nil {
-		o.structured.raw = tap.StructuredContent()
+		o.structured.raw = sc
 	}
-	raw := tap.Result()
 	if raw == nil {
 		return res, nil, err
 	}

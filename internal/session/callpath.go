@@ -114,6 +114,36 @@ func (sess *Session) CallTool(ctx context.Context, params *mcp.CallToolParams, o
 	return res, nil
 }
 
+// CallTapped is CallTool for a call a tap follows on either path: task is the tasks
+// client's tap of a call that may become a task (nil when it cannot), and structured, when
+// not nil, the caller's storage for a tap that keeps only the result's raw
+// structuredContent when no task tap follows the call. It returns the result, the task
+// handle the server sent instead of one (nil: none; go-sdk decoded it as an empty result,
+// or failed to) and, with structured, the raw structuredContent.
+func (sess *Session) CallTapped(ctx context.Context, params *mcp.CallToolParams, opts CallOptions, task, structured *wire.Tap) (res *mcp.CallToolResult, handle json.RawMessage, sc []byte, err error) {
+	tap := task
+	if structured != nil {
+		if tap == nil {
+			tap = structured
+			*tap = wire.Tap{Method: "tools/call", Keep: keepNone}
+		}
+		tap.Structured = true
+	}
+	opts.Tap = tap
+	res, err = sess.CallTool(ctx, params, opts) // direct or through go-sdk
+	if tap == nil {
+		return res, nil, nil, err
+	}
+	tap.Done()
+	if structured != nil {
+		sc = tap.StructuredContent()
+	}
+	return res, tap.Result(), sc, err
+}
+
+// keepNone is the Keep of a tap that follows a call only for its structured content.
+func keepNone(json.RawMessage) bool { return false }
+
 // continueCall finishes a direct call that ended in err: a result asking for input goes on
 // through go-sdk's loop; any other err is returned. (Apart from CallTool so that errors.As's
 // target does not move to the heap on every call.)
