@@ -42,8 +42,8 @@
 //     over create_pull_request, but one incidental word that is a whole short name
 //     ("pricing", "take" of take_snapshot) adds little to a longer query.
 //   - Server mentions: a word of a server's name that few other servers' tools use
-//     ("GitHub", "Notion") names that server. A query that names servers halves the score of
-//     every other server's tools, and the mention itself scores alike for every tool of the
+//     ("GitHub", "Notion") names that server. A query that names servers scales the score of
+//     every other server's tools by 0.3 (a product named is strong evidence of intent), and the mention itself scores alike for every tool of the
 //     named server (a description that repeats "GitHub" is no better a match).
 //
 // Ties keep document order. Scores are sums in a fixed order, so the same documents and

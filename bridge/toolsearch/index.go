@@ -102,7 +102,7 @@ const (
 	maxMentioned = 3
 	// otherServer scales the score of a tool whose server the query does not name when it
 	// names some server.
-	otherServer = 0.5
+	otherServer = 0.3
 	// nameBonus rewards a tool whose name the query covers: the share of the name's terms
 	// the query has, times nameBonus, is added to the score.
 	nameBonus = 5.0
