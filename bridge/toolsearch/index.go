@@ -57,11 +57,13 @@ const (
 )
 
 // weight and b (length normalisation) of each field: the name says most about what a tool
-// does, the server's name who it does it for; parameters and instructions add little.
+// does, the server's name who it does it for; parameters and instructions add little. The
+// name weighs only twice the description: the name coverage (nameBonus) rewards it again,
+// and a task said in everyday words is matched by descriptions more than by names.
 func (f field) weight() (weight, b float64) {
 	switch f {
 	case fieldName:
-		return 4, 0.3
+		return 2, 0.3
 	case fieldTitle:
 		return 2, 0.3
 	case fieldDescription:
