@@ -70,4 +70,27 @@ func TestSearchClasses(t *testing.T) {
 	if r := rank["browser_handle_dialog"]; r == 0 || r > 2 {
 		t.Errorf("Search(close the popup) = %v: browser_handle_dialog at %d, want it second after handle_dialog (association)", hits, r)
 	}
+	// An association is weighed by how much more often than chance the words meet: zoom is
+	// in one description (get_viewport); its name's specific word (viewport) brings
+	// set_viewport, but its generic word (get, which most tools' names have) brings the
+	// other get_ tools at next to nothing.
+	ix = toolsearch.New([]toolsearch.Document{
+		{Name: "get_viewport", Description: "Current viewport: size and zoom level of the map.", Server: "maps"},
+		{Name: "set_viewport", Description: "Move the visible area to a centre and size.", Server: "maps"},
+		{Name: "get_weather", Description: "Weather forecast for a city.", Server: "weather"},
+		{Name: "get_time", Description: "Current time in a timezone.", Server: "clock"},
+		{Name: "get_stock", Description: "Stock quote for a ticker symbol.", Server: "finance"},
+		{Name: "get_news", Description: "Headlines of the day.", Server: "news"},
+		{Name: "send_mail", Description: "Send an email.", Server: "mail"},
+		{Name: "list_files", Description: "Files of a folder.", Server: "fs"},
+	})
+	hits = ix.Search("zoom out", 0)
+	if len(hits) < 2 || hits[0].Name != "get_viewport" || hits[1].Name != "set_viewport" {
+		t.Fatalf("Search(zoom out) = %v, want get_viewport, then set_viewport (association)", hits)
+	}
+	for _, h := range hits[2:] {
+		if h.Score > hits[1].Score/4 {
+			t.Errorf("Search(zoom out): %s scores %.2f, more than a quarter of set_viewport's %.2f: a generic name word (get) is no association", h.Name, h.Score, hits[1].Score)
+		}
+	}
 }

@@ -31,8 +31,9 @@
 //     IDF than its word: a common word does not become rare evidence through a synonym.
 //   - Associations learned from the tools: a specific query word (in at most 2 % of the
 //     documents, or 3) also matches the words of the names of at least half the tools that
-//     use it, at 0.3 times that share, so tools named alike match a word only one
-//     description uses.
+//     use it, at 0.3 times that share times their normalised PMI (how much more often than
+//     chance the two meet in the catalogue), so tools named alike match a word only one
+//     description uses, and a generic name word (get, list) is brought at next to nothing.
 //   - Weak words: words that carry no intent ("take", "make", "go", "long", "own") count a
 //     quarter and bring no related, prefix or associated words: they cannot decide a
 //     ranking alone.

@@ -518,7 +518,8 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 	}
 	// Associations learned from the indexed tools: a specific word of the query (one few
 	// tools use) brings the words of those tools' names, so that other tools named alike
-	// ("dialog") match a query that says what only one description says ("popup").
+	// ("dialog") match a query that says what only one description says ("popup"), each in
+	// proportion to its normalised PMI with the word.
 	maxDF := max(assocMinDF, int(assocShare*float64(len(ix.names))))
 	co := map[string]int{}
 	for _, t := range ts {
@@ -536,8 +537,14 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 		}
 		df := float64(len(pl.docs))
 		for nt, n := range co {
-			if share := float64(n) / df; share >= assocMinShare {
-				raise(nt, assocWeight*share, pl.idf)
+			share := float64(n) / df
+			if share < assocMinShare {
+				continue
+			}
+			// Weighed by how much more often than chance the two meet (normalised PMI over
+			// documents): a generic name word (get, list) that any tool has brings little.
+			if npmi := ix.npmi(float64(n), df, float64(len(ix.postings[nt].docs))); npmi > 0 {
+				raise(nt, assocWeight*share*npmi, pl.idf)
 			}
 		}
 	}
@@ -547,6 +554,18 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 	}
 	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.term, b.term) })
 	return out
+}
+
+// npmi is the normalised pointwise mutual information of two terms over the documents,
+// from the documents that have both (both), and each (a, b): 1 when they only ever occur
+// together, 0 when they meet as often as chance, below 0 when less; 0 when both are in
+// every document.
+func (ix *Index) npmi(both, a, b float64) float64 {
+	n := float64(len(ix.names))
+	if both <= 0 || both >= n {
+		return 0
+	}
+	return math.Log(both*n/(a*b)) / -math.Log(both/n)
 }
 
 // nameMatch is how much a query term of weight w covers of a name term: all for a word of
