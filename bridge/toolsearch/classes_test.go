@@ -93,4 +93,26 @@ func TestSearchClasses(t *testing.T) {
 			t.Errorf("Search(zoom out): %s scores %.2f, more than a quarter of set_viewport's %.2f: a generic name word (get) is no association", h.Name, h.Score, hits[1].Score)
 		}
 	}
+	// The related words of one query word are alternatives, not joint evidence: a
+	// description that says four of insert's (create, new, add, open) is not four times the
+	// match of one that says one (create), and neither is near what the task's own word
+	// (row) gives.
+	ix = toolsearch.New([]toolsearch.Document{
+		{Name: "blank_sheet", Description: "Create a new sheet: add it, or open a template.", Server: "sheets"},
+		{Name: "copy_sheet", Description: "Create a sheet from another one, its copy.", Server: "sheets"},
+		{Name: "append", Description: "Append values below the last row of a sheet.", Server: "sheets"},
+		{Name: "read_range", Description: "Read the cells of a range.", Server: "sheets"},
+		{Name: "send_mail", Description: "Send an email.", Server: "mail"},
+	})
+	hits = ix.Search("insert a row", 0)
+	score := map[string]float64{}
+	for _, h := range hits {
+		score[h.Name] = h.Score
+	}
+	if len(hits) == 0 || hits[0].Name != "append" {
+		t.Fatalf("Search(insert a row) = %v, want append first", hits)
+	}
+	if four, one := score["blank_sheet"], score["copy_sheet"]; one == 0 || four >= 4*one || four > hits[0].Score/3 {
+		t.Errorf("Search(insert a row): blank_sheet %.2f, copy_sheet %.2f, append %.2f: four alternatives of one word add up as if joint evidence", four, one, hits[0].Score)
+	}
 }

@@ -29,6 +29,9 @@
 //     likely another sense ("react" → reaction), and never for a compound of the word and
 //     another indexed word ("event" → eventhub). An expansion is never weighed by a higher
 //     IDF than its word: a common word does not become rare evidence through a synonym.
+//     The expansions of one word are alternatives, not joint evidence: in a document the
+//     best of them counts whole and each other half, so a description that says create,
+//     new and add is not three matches of "insert".
 //   - Associations learned from the tools: a specific query word (in at most 2 % of the
 //     documents, or 3) also matches the words of the names of at least half the tools that
 //     use it, at 0.3 times that share times their normalised PMI (how much more often than

@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -111,6 +112,9 @@ const (
 	// nameQueryShare: the name bonus is whole when the name's words carry this share of the
 	// query's evidence (IDF), and shrinks in proportion below it.
 	nameQueryShare = 0.35
+	// restWeight: of a query word's related and prefix expansions that match one document,
+	// the best counts whole and each other this share of its own.
+	restWeight = 0.5
 	// nameMatchScale: a query term of weight w covers min(1, w×nameMatchScale) of a name
 	// term (a related term 0.7).
 	nameMatchScale = 1.75
@@ -336,15 +340,13 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	acc := make([]float64, len(ix.names))
 	var queryIDF float64 // the evidence the query's own words can give, for the name bonus
-	for _, q := range qt {
+	// score yields q's evidence in each document that has it.
+	score := func(q queryTerm, yield func(doc int32, v float64)) {
 		pl, ok := ix.postings[q.term]
 		if !ok {
-			continue
+			return
 		}
 		idf := min(pl.idf, q.idfCap)
-		if q.own {
-			queryIDF += min(q.weight, 1) * idf
-		}
 		mention := q.weight >= 1 && len(ix.mentions[q.term]) > 0
 		for _, p := range pl.docs {
 			tf := float64(p.tf)
@@ -353,7 +355,47 @@ func (ix *Index) Search(query string, k int) []Hit {
 				// description repeats "GitHub" says nothing about the task.
 				tf = 1
 			}
-			acc[p.doc] += q.weight * idf * tf * (k1 + 1) / (k1 + tf)
+			yield(p.doc, q.weight*idf*tf*(k1+1)/(k1+tf))
+		}
+	}
+	add := func(doc int32, v float64) { acc[doc] += v }
+	var alts []int // the expansions, in order of their word, then of term
+	for i, q := range qt {
+		if q.own {
+			if pl, ok := ix.postings[q.term]; ok {
+				queryIDF += min(q.weight, 1) * min(pl.idf, q.idfCap)
+			}
+		}
+		if q.from >= 0 {
+			alts = append(alts, i)
+			continue
+		}
+		score(q, add)
+	}
+	// The expansions of one query word are alternatives, not joint evidence ("insert" →
+	// create, add, new): in each document the best of them counts whole and each other
+	// restWeight of its own. Documents are summed in the order first met.
+	slices.SortStableFunc(alts, func(a, b int) int { return cmp.Compare(qt[a].from, qt[b].from) })
+	if len(alts) > 0 {
+		sum, best := make([]float64, len(ix.names)), make([]float64, len(ix.names))
+		var touched []int32
+		alt := func(doc int32, v float64) {
+			if sum[doc] == 0 {
+				touched = append(touched, doc)
+			}
+			sum[doc] += v
+			best[doc] = max(best[doc], v)
+		}
+		for i := 0; i < len(alts); {
+			from := qt[alts[i]].from
+			for ; i < len(alts) && qt[alts[i]].from == from; i++ {
+				score(qt[alts[i]], alt)
+			}
+			for _, d := range touched {
+				acc[d] += best[d] + restWeight*(sum[d]-best[d])
+				sum[d], best[d] = 0, 0
+			}
+			touched = touched[:0]
 		}
 	}
 	weights := make(map[string]float64, len(qt))
@@ -441,6 +483,10 @@ type queryTerm struct {
 	// the query word it came from (when the index knows that word).
 	idfCap float64
 	own    bool // the query's own word, not an expansion
+	// from is the query word (its position) of which the term is a related or prefix
+	// expansion, or -1: the query's own words and associations add up, the alternatives
+	// of one word do not.
+	from int32
 }
 
 // queryTerms weighs a query's terms: each distinct term at 1 (a term said twice counts
@@ -458,16 +504,17 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 	type weighed struct {
 		weight, idfCap float64
 		own            bool
+		from           int32
 	}
 	w := map[string]*weighed{}
 	for _, t := range ts {
 		x := w[t]
 		if x == nil {
-			x = &weighed{idfCap: math.Inf(1), own: true}
+			x = &weighed{idfCap: math.Inf(1), own: true, from: -1}
 			w[t] = x
 		}
 		if !x.own { // an expansion of an earlier word, said itself too
-			x.weight, x.idfCap, x.own = 0, math.Inf(1), true
+			x.weight, x.idfCap, x.own, x.from = 0, math.Inf(1), true, -1
 		}
 		if isWeak(t) {
 			x.weight = weakWeight
@@ -475,20 +522,22 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 			x.weight++
 		}
 	}
+	var from int32 // the word being expanded, or -1
 	raise := func(t string, weight, idfCap float64) {
 		x := w[t]
 		if x == nil {
-			w[t] = &weighed{weight: weight, idfCap: idfCap}
+			w[t] = &weighed{weight: weight, idfCap: idfCap, from: from}
 			return
 		}
 		if !x.own && x.weight < weight {
-			x.weight, x.idfCap = weight, idfCap
+			x.weight, x.idfCap, x.from = weight, idfCap, from
 		}
 	}
 	for _, t := range ts {
 		if isWeak(t) {
 			continue
 		}
+		from = int32(slices.Index(ts, t)) // a word said twice is one word
 		idfCap := math.Inf(1)
 		pl, known := ix.postings[t]
 		if known {
@@ -527,6 +576,7 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 		if !ok || isWeak(t) || len(pl.docs) > maxDF || ix.mentions[t] != nil {
 			continue
 		}
+		from = -1
 		clear(co)
 		for _, p := range pl.docs {
 			for _, nt := range ix.nameTerms[p.doc] {
@@ -550,7 +600,7 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 	}
 	out := make([]queryTerm, 0, len(w))
 	for t, x := range w {
-		out = append(out, queryTerm{term: t, weight: x.weight, idfCap: x.idfCap, own: x.own})
+		out = append(out, queryTerm{term: t, weight: x.weight, idfCap: x.idfCap, own: x.own, from: x.from})
 	}
 	slices.SortFunc(out, func(a, b queryTerm) int { return strings.Compare(a.term, b.term) })
 	return out
