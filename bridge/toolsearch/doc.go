@@ -19,9 +19,10 @@
 //
 // Documents are scored with BM25F (k1 1.2): each field has a weight and a length
 // normalisation — name 2, title 2, description 1, parameter names 0.6, parameter
-// descriptions 0.2, server 2.5, server instructions 0.15 — so "merge" in a tool's name
-// counts twice "merge" in a description (the name coverage below rewards the name again),
-// and a server's instructions, shared by all its tools, barely separate them. On top of BM25F:
+// descriptions (with their enum values) 0.4, server 2.5, server instructions 0.15 — so
+// "merge" in a tool's name counts twice "merge" in a description (the name coverage below
+// rewards the name again), and a server's instructions, shared by all its tools, barely
+// separate them. On top of BM25F:
 //   - Related words: each query word also matches a small table of everyday synonyms of
 //     software work (create/add/new, delete/remove, folder/directory, ...) at 0.4 of its
 //     weight, and indexed words it is a prefix of (four bytes or more: "fail" → failure) at

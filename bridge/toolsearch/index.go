@@ -72,7 +72,7 @@ func (f field) weight() (weight, b float64) {
 	case fieldParamName:
 		return 0.6, 0.5
 	case fieldParamDescription:
-		return 0.2, 0.75
+		return 0.4, 0.75
 	case fieldServer:
 		return 2.5, 0
 	}

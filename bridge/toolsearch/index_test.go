@@ -89,7 +89,9 @@ func TestParams(t *testing.T) {
 		"files":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","title":"Path","description":"File path"}}}},
 		"opts":{"anyOf":[{"type":"object","properties":{"deep":{"description":"Go deep"}}},{"type":"null"}]},
 		"weird":{"description":42},
-		"n":true
+		"n":true,
+		"mode":{"type":"string","description":"Travel mode","enum":["driving","walking",3,"transit"]},
+		"flag":{"enum":"not an array"}
 	}}`)
 	want := []toolsearch.Param{
 		{Name: "owner", Description: "Repository owner"},
@@ -97,6 +99,8 @@ func TestParams(t *testing.T) {
 		{Name: "opts"},
 		{Name: "weird"},
 		{Name: "n"},
+		{Name: "mode", Description: "Travel mode (driving, walking, transit)"},
+		{Name: "flag"},
 		{Name: "path", Description: "Path. File path"},
 		{Name: "deep", Description: "Go deep"},
 	}
@@ -143,7 +147,7 @@ func sameParams(a, b []toolsearch.Param) bool {
 }
 
 func FuzzParams(f *testing.F) {
-	for _, s := range []string{`{"properties":{"a":{"description":"x","properties":{"b":{}}}}}`, `{"items":{"properties":{"c":{}}}}`, `{"anyOf":[{"properties":{"d":{}}}]}`, `{`, `[]`} {
+	for _, s := range []string{`{"properties":{"a":{"description":"x","properties":{"b":{}}}}}`, `{"items":{"properties":{"c":{}}}}`, `{"anyOf":[{"properties":{"d":{}}}]}`, `{"properties":{"e":{"enum":["x",1,null,"y"],"ENUM":["z"]}}}`, `{`, `[]`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

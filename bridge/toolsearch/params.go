@@ -13,6 +13,8 @@ const (
 	// maxParamDepth bounds how deep Params looks into nested objects, arrays and
 	// combinators.
 	maxParamDepth = 4
+	// maxEnum bounds the enum values taken into one parameter's description.
+	maxEnum = 32
 	// maxNesting bounds the brackets open at once while skipping a value: deeper input is
 	// malformed for Params.
 	maxNesting = 10000
@@ -21,8 +23,11 @@ const (
 // Params lists the parameters of a JSON Schema (a tool's inputSchema) for a Document: the
 // properties of the top-level object in schema order with their descriptions, then those
 // of nested objects, array items and anyOf/oneOf/allOf branches, up to four levels deep
-// and 200 parameters. $refs are not followed. A schema that is not a JSON object, or that
-// is cut short, gives none; a description or title that is not a string is left out.
+// and 200 parameters. A description is the property's title and description, then the
+// string values of its enum, the first 32, in parentheses ("Travel mode (driving, walking,
+// transit)"): they are the words of what the tool can do. $refs are not followed. A schema
+// that is not a JSON object, or that is cut short, gives none; a description or title that
+// is not a string is left out.
 //
 // The schema is read in one pass over its bytes: nothing is decoded twice, and values
 // Params does not need are skipped, not decoded.
@@ -42,6 +47,7 @@ func Params(schema json.RawMessage) []Param {
 // schemaNode is what Params needs of one schema object.
 type schemaNode struct {
 	description, title string
+	enum               []string // the string values of enum, at most maxEnum
 	props              []schemaProp
 	items              *schemaNode
 	groups             []*schemaNode // anyOf, then oneOf, then allOf branches, in that order
@@ -69,6 +75,9 @@ func (n *schemaNode) collect(depth int, out *[]Param) {
 			desc = p.schema.description
 			if p.schema.title != "" {
 				desc = p.schema.title + ". " + desc
+			}
+			if len(p.schema.enum) > 0 {
+				desc += " (" + strings.Join(p.schema.enum, ", ") + ")"
 			}
 		}
 		*out = append(*out, Param{Name: p.name, Description: desc})
@@ -159,6 +168,8 @@ func (p *schemaParser) node(depth int) *schemaNode {
 				g = 2
 			}
 			n.groups, n.groupOf = p.branches(depth, g, n.groups, n.groupOf)
+		case "enum":
+			n.enum = p.enum()
 		case "description", "title":
 			if p.peek() == '"' {
 				s, _ := p.str(true)
@@ -255,6 +266,38 @@ func (p *schemaParser) branches(depth, group int, nodes []*schemaNode, of []int)
 		}
 	}
 	return nodes, of
+}
+
+// enum reads an "enum" array: its string values, the first maxEnum; other values skipped.
+func (p *schemaParser) enum() []string {
+	if p.peek() != '[' {
+		p.skip()
+		return nil
+	}
+	p.i++
+	var out []string
+	if p.peek() == ']' {
+		p.i++
+		return out
+	}
+	for !p.bad {
+		if p.peek() == '"' && len(out) < maxEnum {
+			s, _ := p.str(true)
+			out = append(out, s)
+		} else {
+			p.skip()
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return out
+		default:
+			p.bad = true
+		}
+	}
+	return nil
 }
 
 // str reads a JSON string at the cursor. With decode it returns its value (escapes
@@ -357,7 +400,7 @@ func (p *schemaParser) skip() {
 // foldKey is the schema keyword key stands for, matched without regard to case as
 // encoding/json matches struct fields, or key itself.
 func foldKey(key string) string {
-	for _, k := range [...]string{"properties", "items", "anyOf", "oneOf", "allOf", "description", "title"} {
+	for _, k := range [...]string{"properties", "items", "anyOf", "oneOf", "allOf", "description", "title", "enum"} {
 		if strings.EqualFold(key, k) {
 			return k
 		}

@@ -3,6 +3,7 @@ package toolsearch_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/ttalk/mcpbridge/bridge/toolsearch"
 )
@@ -47,8 +48,9 @@ func oldCollect(raw json.RawMessage, depth int, out *[]toolsearch.Param) {
 				return
 			}
 			var p struct {
-				Description string `json:"description"`
-				Title       string `json:"title"`
+				Description string          `json:"description"`
+				Title       string          `json:"title"`
+				Enum        json.RawMessage `json:"enum"`
 			}
 			if oldIsObject(value) {
 				_ = json.Unmarshal(value, &p)
@@ -56,6 +58,20 @@ func oldCollect(raw json.RawMessage, depth int, out *[]toolsearch.Param) {
 			desc := p.Description
 			if p.Title != "" {
 				desc = p.Title + ". " + desc
+			}
+			// Added with issue 34's enum values: the string values of an enum array, the
+			// first 32, after the description.
+			var values []json.RawMessage
+			var enum []string
+			_ = json.Unmarshal(p.Enum, &values)
+			for _, v := range values {
+				var s string
+				if len(enum) < 32 && json.Unmarshal(v, &s) == nil {
+					enum = append(enum, s)
+				}
+			}
+			if len(enum) > 0 {
+				desc += " (" + strings.Join(enum, ", ") + ")"
 			}
 			*out = append(*out, toolsearch.Param{Name: key, Description: desc})
 			nested = append(nested, value)
