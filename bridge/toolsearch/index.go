@@ -338,7 +338,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 			named[s], naming = true, true
 		}
 	}
-	acc := make([]float64, len(ix.names))
+	n := len(ix.names)
+	// One allocation: each document's score, then the sum and the best of the expansions
+	// of the query word being summed (below).
+	buf := make([]float64, 3*n)
+	acc, sum, best := buf[:n:n], buf[n:2*n:2*n], buf[2*n:]
 	var queryIDF float64 // the evidence the query's own words can give, for the name bonus
 	// score yields q's evidence in each document that has it.
 	score := func(q queryTerm, yield func(doc int32, v float64)) {
@@ -377,7 +381,6 @@ func (ix *Index) Search(query string, k int) []Hit {
 	// restWeight of its own. Documents are summed in the order first met.
 	slices.SortStableFunc(alts, func(a, b int) int { return cmp.Compare(qt[a].from, qt[b].from) })
 	if len(alts) > 0 {
-		sum, best := make([]float64, len(ix.names)), make([]float64, len(ix.names))
 		var touched []int32
 		alt := func(doc int32, v float64) {
 			if sum[doc] == 0 {
