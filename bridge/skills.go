@@ -102,7 +102,7 @@ func skillToolsOf(s *Server, n *catalog.Namer, later *catalog.LogLater) Tools {
 		ann := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
 		et := expose.Tool{Stem: spec.Stem, Method: "resources/read", What: "skills", Desc: spec.Desc, Schema: string(spec.Schema)}
 		ex := &exposure{tool: et, name: name, schema: sch, annotations: ann, skill: true}
-		t := Tool{Name: name, Description: fmt.Sprintf(spec.Desc, s.cfg.ID), Parameters: spec.Schema, Server: s,
+		t := Tool{Name: name, Description: fmt.Sprintf(spec.Desc, s.cfg.ID), Parameters: spec.Schema, Server: s, ServerID: s.cfg.ID,
 			RemoteName: et.Method, Annotations: ann, exposed: true}
 		t.Handler = func(ctx context.Context, args json.RawMessage) (string, error) {
 			c := &toolCall{s: s, origin: OriginHandler, in: args, exposed: ex}

@@ -79,6 +79,11 @@ func TestSkillsDiscoverLoadRead(t *testing.T) {
 	if got := strings.Join(names(set.Tools()), ","); got != "ping,docs__load_skill,docs__read_skill_file" {
 		t.Errorf("tools = %s", got)
 	}
+	for _, tool := range set.Tools() { // plain data too, for a host that stores tools
+		if tool.ServerID != "docs" || tool.Server == nil || tool.Server.ID() != "docs" {
+			t.Errorf("tool %s: ServerID %q, Server set %t", tool.Name, tool.ServerID, tool.Server != nil)
+		}
+	}
 	if r := fx.Reads(); len(r) != 0 {
 		t.Fatalf("assembly read skill files %v: no prefetch allowed", r)
 	}
