@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -153,20 +154,21 @@ func consoleLine(method string, params json.RawMessage) string {
 		if json.Unmarshal(params, &p) != nil {
 			return ""
 		}
-		text := ""
+		var text strings.Builder
 		for i, a := range p.Args {
 			if i > 0 {
-				text += " "
+				text.WriteByte(' ')
 			}
-			if s, ok := a.Value.(string); ok {
-				text += s
-			} else if a.Value != nil {
-				text += fmt.Sprint(a.Value)
-			} else {
-				text += a.Description
+			switch v := a.Value.(type) {
+			case string:
+				text.WriteString(v)
+			case nil:
+				text.WriteString(a.Description)
+			default:
+				fmt.Fprint(&text, v)
 			}
 		}
-		return p.Type + ": " + text
+		return p.Type + ": " + text.String()
 	case "Runtime.exceptionThrown":
 		var p struct {
 			ExceptionDetails struct {
