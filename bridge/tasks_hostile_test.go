@@ -93,7 +93,7 @@ func TestTaskHostile(t *testing.T) {
 				fx.tool("t", "required", func(context.Context, *fxTask) {})
 				fx.getHook = func(_ *fxTask, m map[string]any) any { m["taskId"] = "someone-else"; return m }
 			},
-			want: bridge.ErrUnknownTask, msg: `tasks/get answered about task "someone-else"`,
+			want: bridge.ErrUnknownTask, msg: `tasks/get answered about task "someone-else"`, cancel: true,
 		},
 		{
 			name: "result of another task",
@@ -101,7 +101,7 @@ func TestTaskHostile(t *testing.T) {
 				fx.tool("t", "required", func(_ context.Context, tk *fxTask) { tk.complete("secret of another call") })
 				fx.relatedID = "task-99"
 			},
-			want: bridge.ErrUnknownTask, msg: `tasks/result answered with the result of task "task-99"`,
+			want: bridge.ErrUnknownTask, msg: `tasks/result answered with the result of task "task-99"`, // ours ended: nothing to cancel
 		},
 		{
 			name: "input for a task nobody follows",
@@ -117,7 +117,9 @@ func TestTaskHostile(t *testing.T) {
 					panic("OnElicitation called for a task no call follows")
 				}
 			},
-			want: bridge.ErrUnknownTask, // the server's elicitation was refused; then its result names "ghost"
+			// The server's elicitation was refused; then its result names "ghost": our task, not
+			// yet seen to end, is cancelled.
+			want: bridge.ErrUnknownTask, cancel: true,
 		},
 		{
 			name: "unknown status", ext: true,

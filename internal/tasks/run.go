@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,6 +34,9 @@ type Run struct {
 	observe func(context.Context, Task)
 	fresh   bool // the server just created the task (its ID must be new)
 	sess    any  // the session that created it (fresh tasks)
+	// answeredOther is set when the server answered about another task than this one: the
+	// ID is still ours, so giving up cancels it.
+	answeredOther atomic.Bool
 
 	mu       sync.Mutex      // guards the fields below (the 2025 result fetch polls alongside)
 	ctx      context.Context // the follower's context: input requests for the task run under it
@@ -144,8 +148,9 @@ func (c *Client) Await(ctx context.Context, r *Run) (*mcp.CallToolResult, error)
 		return res, nil
 	}
 	// Giving up on a task that has not ended (the caller left, a bound was hit, the server
-	// misbehaved): cancel it, unless its ID may be another call's.
-	if st, _, _ := r.state(); !st.Status.Terminal() && !errors.Is(err, ErrUnknown) {
+	// misbehaved): cancel it, unless its ID may be another call's (the server does not know
+	// it); a server that answered about another task still has ours.
+	if st, _, _ := r.state(); !st.Status.Terminal() && (!errors.Is(err, ErrUnknown) || r.answeredOther.Load()) {
 		r.cancelQuietly(ctx)
 	}
 	return nil, err
@@ -326,6 +331,7 @@ func (r *Run) Poll(ctx context.Context) (Task, error) {
 	}
 	st.fromGet = true
 	if st.ID != r.id {
+		r.answeredOther.Store(true)
 		return Task{}, r.taskErr(ErrUnknown, fmt.Errorf("tasks/get answered about task %s", redact.Quote(st.ID, 64)))
 	}
 	if f == FlavourExt && st.result != nil {
@@ -370,6 +376,7 @@ func (r *Run) result2025(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	_ = json.Unmarshal(raw, &head)
 	if id := relatedTask(head.Meta); id != "" && id != r.id {
+		r.answeredOther.Store(true)
 		return nil, r.taskErr(ErrUnknown, fmt.Errorf("tasks/result answered with the result of task %s", redact.Quote(id, 64)))
 	}
 	return r.outcome(raw)
