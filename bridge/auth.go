@@ -54,6 +54,10 @@ type (
 // when no usable token is stored and no Authorizer is given.
 var ErrNeedsLogin = auth.ErrNeedsLogin
 
+// ErrTokenStore is auth.ErrTokenStore: wrapped by the error of a request whose grant the
+// failing TokenStore could not give (a store outage, not a missing login: retry later).
+var ErrTokenStore = auth.ErrTokenStore
+
 // ErrLoginUnknown is auth.ErrLoginUnknown: wrapped by CompleteLogin's error for a state that
 // no login is waiting for (never started here, already completed, or expired).
 var ErrLoginUnknown = auth.ErrLoginUnknown

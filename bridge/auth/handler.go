@@ -323,9 +323,16 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.mu.Unlock()
 		return false, nil
 	}
-	if resp.StatusCode == http.StatusUnauthorized && h.refreshNow(ctx, req) {
-		resp.Body.Close()
-		return false, nil // the server refused a token that looked valid: retry with a fresh one
+	if resp.StatusCode == http.StatusUnauthorized {
+		switch ok, err := h.refreshNow(ctx, req); {
+		case ok:
+			resp.Body.Close()
+			return false, nil // the server refused a token that looked valid: retry with a fresh one
+		case err != nil:
+			// The store failed, not the grant: no login would help.
+			resp.Body.Close()
+			return false, err
+		}
 	}
 	if h.set.Fetch == nil {
 		resp.Body.Close()
@@ -369,27 +376,31 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 }
 
 // refreshNow refreshes the stored grant at once, whatever its access token's expiry says;
-// it reports whether a new token was obtained.
-func (h *Handler) refreshNow(ctx context.Context, req *http.Request) bool {
+// it reports whether a new token was obtained, and an error wrapping ErrTokenStore when the
+// store failed.
+func (h *Handler) refreshNow(ctx context.Context, req *http.Request) (bool, error) {
 	if _, ok := h.store.(TokenLocker); ok {
 		_, refused, _ := strings.Cut(req.Header.Get("Authorization"), " ") // Bearer or DPoP
 		return h.refreshShared(ctx, refused)
 	}
 	st, err := h.newestGrant(ctx)
-	if err != nil || st == nil || st.Token == nil || st.Token.RefreshToken == "" || !h.dpop.useStored(st) {
-		return false
+	if err != nil {
+		return false, fmt.Errorf("%w: reading the grant: %w", ErrTokenStore, err)
+	}
+	if st == nil || st.Token == nil || st.Token.RefreshToken == "" || !h.dpop.useStored(st) {
+		return false, nil
 	}
 	stale := *st.Token
 	stale.AccessToken = "" // invalid, so the token source refreshes
 	ts := h.persisting(st, st.config().TokenSource(h.tokenCtx(), &stale))
 	if _, err := ts.Token(); err != nil {
 		h.log.Debug("refreshing the OAuth token failed", "err", err)
-		return false
+		return false, nil
 	}
 	h.mu.Lock()
 	h.ts = ts
 	h.mu.Unlock()
-	return true
+	return true, nil
 }
 
 // newestGrant is the grant to refresh from: the store's (another process may have refreshed

@@ -126,14 +126,14 @@ func (s *sharedSource) refresh(g StoredToken, bad string) (StoredToken, error) {
 	defer cancel()
 	unlock, err := s.lock.LockToken(ctx, s.h.key, lockTTL)
 	if err != nil {
-		return g, fmt.Errorf("locking the grant for its refresh: %w", err)
+		return g, fmt.Errorf("%w: locking the grant for its refresh: %w", ErrTokenStore, err)
 	}
 	defer unlock()
 	// The grant as stored now: another replica may have refreshed it (and spent the
 	// refresh token this process holds).
 	st, err := s.h.store.LoadToken(ctx, s.h.key)
 	if err != nil {
-		return g, fmt.Errorf("reading the grant for its refresh: %w", err)
+		return g, fmt.Errorf("%w: reading the grant for its refresh: %w", ErrTokenStore, err)
 	}
 	if st != nil && st.Token != nil {
 		g = *st
@@ -163,18 +163,24 @@ func (s *sharedSource) refresh(g StoredToken, bad string) (StoredToken, error) {
 // refreshShared is refreshNow for a TokenLocker store: bad, the access token the server refused,
 // is never adopted again; the grant is refreshed under the lock unless another caller or
 // replica already did.
-func (h *Handler) refreshShared(ctx context.Context, bad string) bool {
+func (h *Handler) refreshShared(ctx context.Context, bad string) (bool, error) {
 	st, err := h.store.LoadToken(ctx, h.key)
-	if err != nil || st == nil || st.Token == nil || !h.dpop.useStored(st) {
-		return false
+	if err != nil {
+		return false, fmt.Errorf("%w: reading the grant: %w", ErrTokenStore, err)
+	}
+	if st == nil || st.Token == nil || !h.dpop.useStored(st) {
+		return false, nil
 	}
 	ts := h.shared(st, bad)
 	if _, err := ts.Token(); err != nil {
 		h.log.Debug("refreshing the OAuth token failed", "err", err)
-		return false
+		if errors.Is(err, ErrTokenStore) {
+			return false, err
+		}
+		return false, nil
 	}
 	h.mu.Lock()
 	h.ts = ts
 	h.mu.Unlock()
-	return true
+	return true, nil
 }

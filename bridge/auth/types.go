@@ -152,6 +152,12 @@ func (a *AuthConfig) LogValue() slog.Value { return slog.StringValue(a.String())
 // is stored and no Authorizer is given: run `mcpbridge login FILE ID` once.
 var ErrNeedsLogin = errors.New("needs login")
 
+// ErrTokenStore is wrapped by the error of a request whose grant could not be read, locked or
+// refreshed because the TokenStore failed (a shared store down or slow) while the server
+// refused the token in use. The grant may well be fine: retry later; sending the user to log
+// in would not help, the login's grant could not be stored either.
+var ErrTokenStore = errors.New("the token store failed")
+
 // TokenStore keeps OAuth tokens between runs. Keys are opaque strings the bridge derives from
 // the server's URL and client; values hold the access token, the refresh token and what is
 // needed to refresh it. Implementations must be safe for concurrent use. The default is a

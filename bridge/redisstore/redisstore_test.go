@@ -574,3 +574,70 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A server that refuses the user's token while the shared store is down: the call fails with
+// a store error (bridge.ErrTokenStore), not ErrNeedsLogin, since the grant may be fine and a
+// login could not be stored either; once the store is back and the grant refreshed, the
+// same user's call works again without a login.
+func TestStoreDownIsNotNeedsLogin(t *testing.T) {
+	addr := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, &wrong)
+	as := oauthtest.New(srv)
+	t.Cleanup(as.Close)
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+		&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
+			Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
+	if err != nil || len(set.Failed()) > 0 {
+		t.Fatalf("connect: %v %v", err, set.Failed())
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	const u = "dana"
+	call := func() error {
+		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
+		cctx, ccancel := context.WithTimeout(bridge.WithUser(ctx, u), 20*time.Second)
+		defer ccancel()
+		_, err := set.Tools()[0].Handler(cctx, args)
+		return err
+	}
+	au, err := set.StartLogin(ctx, u, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := oauthtest.Consent(ctx, au, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.CompleteLogin(ctx, u, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(); err != nil {
+		t.Fatalf("after the login: %v", err)
+	}
+
+	// The server forgets the access token (as its expiry would) while Redis answers nobody
+	// for 5 s (the store's timeout is 300 ms).
+	as.ExpireAll()
+	if r, err := redistest.Do(addr, "CLIENT", "PAUSE", "5000", "ALL"); err != nil || r != "OK" {
+		t.Fatalf("pausing redis: %q %v", r, err)
+	}
+	err = call()
+	if errors.Is(err, bridge.ErrNeedsLogin) || !errors.Is(err, bridge.ErrTokenStore) {
+		t.Fatalf("call while the store is down: %v (want ErrTokenStore, not ErrNeedsLogin)", err)
+	}
+	waitFor(t, "a call to work again without a login", func() bool { return call() == nil })
+	if n := wrong.Load(); n != 0 {
+		t.Errorf("%d requests carried another user's token", n)
+	}
+}
