@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 func runStdioServer(name string) int {
+	if name == "tasks-ext" || name == "tasks-2025" {
+		return runStdioTaskServer(name == "tasks-ext")
+	}
 	srv := newFixture(name, nil)
 	if srv == nil {
 		fmt.Fprintf(os.Stderr, "unknown fixture %q\n", name)

@@ -15,6 +15,7 @@ import (
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/internal/wire"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // MCP tasks, client side: the protocol (wire shapes, lifecycle, polling, input) is
@@ -83,6 +84,9 @@ var (
 	// ErrUnknownTask: the server does not know the task ID (it never had it, or dropped
 	// it), or answered about a task other than the one asked about.
 	ErrUnknownTask = tasks.ErrUnknown
+	// ErrTaskLost: the stdio server process that ran the task exited; the process started
+	// since cannot know it, so it is not asked.
+	ErrTaskLost = tasks.ErrLost
 )
 
 // TaskError is the error of a task that did not deliver a result. A Handler returns it
@@ -260,6 +264,9 @@ func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, meth
 	var f tasks.Flavour
 	err := h.s.request(ctx, false, session.Request{Phase: string(PhaseCall), What: what, Retryable: true, Timeout: timeout}, func(ctx context.Context, sess *session.Session) error {
 		f = sess.TaskFlavour()
+		if origin, ok := h.s.tasks.CreatedOn(params.TaskID); ok && origin != any(sess) && sess.Kind == transport.KindStdio {
+			return tasks.ErrLost // not sent: the new process cannot know the task
+		}
 		var err error
 		raw, err = tasks.Send(ctx, sess.CS, method, params)
 		return err

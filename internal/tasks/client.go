@@ -24,7 +24,9 @@ type Requester interface {
 	// Request sends one task method (method, params) on the live session (redialled when
 	// dead: a task may outlive a session on HTTP servers), bounded by timeout (and the
 	// server's life), and returns the raw result and the flavour the session speaks. what
-	// names the request in errors. The error is returned to the caller as it is.
+	// names the request in errors. The error is returned to the caller as it is, except one
+	// wrapping ErrLost (the task's server process is gone: nothing was sent), which becomes
+	// the task's ErrLost error.
 	Request(ctx context.Context, timeout time.Duration, what, method string, params *Params) (json.RawMessage, Flavour, error)
 	// Live returns the live session's task offer and flavour; ok is false when there is no
 	// live session.
@@ -245,6 +247,21 @@ func (c *Client) NoteCreated(r *Run) error {
 		return &Error{TaskID: r.id, Kind: ErrUnknown, Err: errReusedID}
 	}
 	return c.created(r.id, r.sess)
+}
+
+// CreatedOn returns the session (as given to Created) on which the server created task id,
+// when the client knows it: a task it follows, or one of the tasks recently created on the
+// session that created the last one.
+func (c *Client) CreatedOn(id string) (sess any, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.runs[id]; r != nil && r.sess != nil {
+		return r.sess, true
+	}
+	if c.recentSess != nil && slices.Contains(c.recent, id) {
+		return c.recentSess, true
+	}
+	return nil, false
 }
 
 func (c *Client) remove(r *Run) {

@@ -150,7 +150,7 @@ func (c *Client) Await(ctx context.Context, r *Run) (*mcp.CallToolResult, error)
 	// Giving up on a task that has not ended (the caller left, a bound was hit, the server
 	// misbehaved): cancel it, unless its ID may be another call's (the server does not know
 	// it); a server that answered about another task still has ours.
-	if st, _, _ := r.state(); !st.Status.Terminal() && (!errors.Is(err, ErrUnknown) || r.answeredOther.Load()) {
+	if st, _, _ := r.state(); !st.Status.Terminal() && !errors.Is(err, ErrLost) && (!errors.Is(err, ErrUnknown) || r.answeredOther.Load()) {
 		r.cancelQuietly(ctx)
 	}
 	return nil, err
@@ -288,6 +288,9 @@ func wait(ctx context.Context, d time.Duration) error {
 // the raw result and the session's flavour.
 func (r *Run) request(ctx context.Context, method string, params *Params) (json.RawMessage, Flavour, error) {
 	raw, f, err := r.requestWithin(ctx, r.c.cfg.CallTimeout, method, params)
+	if err != nil && errors.Is(err, ErrLost) { // the Requester's word: not asked at all
+		return nil, f, r.taskErr(ErrLost, errProcessExited)
+	}
 	if err != nil && isNotFound(err) {
 		return nil, f, r.notFound(err)
 	}
@@ -297,6 +300,9 @@ func (r *Run) request(ctx context.Context, method string, params *Params) (json.
 func (r *Run) requestWithin(ctx context.Context, timeout time.Duration, method string, params *Params) (json.RawMessage, Flavour, error) {
 	return r.c.cfg.Requester.Request(ctx, timeout, fmt.Sprintf("%s: %s", r.label, method), method, params)
 }
+
+// errProcessExited is the cause of ErrLost.
+var errProcessExited = errors.New("the server process that ran it exited; the one started since cannot know it")
 
 // notFound turns the server's "no such task" into ErrExpired (its TTL passed) or
 // ErrUnknown.

@@ -76,6 +76,9 @@ var (
 	// ErrUnknown: the server does not know the task ID (it never had it, or dropped
 	// it), or answered about a task other than the one asked about.
 	ErrUnknown = errors.New("unknown task")
+	// ErrLost: the server process that ran the task exited (a stdio server): the process
+	// started since cannot know the task, so it is not asked.
+	ErrLost = errors.New("task lost with the server process")
 )
 
 // Error is the error of a task that did not deliver a result (bridge.TaskError, which
@@ -88,7 +91,8 @@ type Error struct {
 	Status Status
 	// Message is the server's statusMessage, if any (untrusted text).
 	Message string
-	// Kind is ErrFailed, ErrCancelled, ErrExpired or ErrUnknown (bridge.ErrTaskFailed, ...).
+	// Kind is ErrFailed, ErrCancelled, ErrExpired, ErrUnknown or ErrLost
+	// (bridge.ErrTaskFailed, ...).
 	Kind error
 	// Err is the cause when there is one: for a failed task the server's JSON-RPC error
 	// (a *jsonrpc.Error).

@@ -1,0 +1,76 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ttalk/mcpbridge/bridge"
+)
+
+// runStdioTaskServer serves the task fixture over stdio (the test binary re-executed): "slow"
+// runs as a task until the process ends, "exit" ends the process at once.
+func runStdioTaskServer(ext bool) int {
+	fx := newTaskServer(ext)
+	fx.tool("slow", "required", func(ctx context.Context, _ *fxTask) { <-ctx.Done() })
+	fx.srv.AddTool(&mcp.Tool{Name: "exit", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	if err := fx.srv.Run(context.Background(), &recordingTransport{&mcp.StdioTransport{}, fx}); err != nil {
+		fmt.Fprintln(os.Stderr, "task fixture:", err)
+		return 1
+	}
+	return 0
+}
+
+// A task of a stdio server whose process exited is reported as lost with it (ErrTaskLost),
+// on both protocol versions: the process started since cannot know the task, so the bridge
+// does not ask it (which read "unknown task … Task not found").
+func TestTaskLostWithProcess(t *testing.T) {
+	for _, ext := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ext=%v", ext), func(t *testing.T) {
+			cfg := stdioConfig(t, "fx", "tasks-2025")
+			if ext {
+				cfg = stdioConfig(t, "fx", "tasks-ext")
+			} else {
+				cfg.ProtocolVersion = "2025-11-25"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := bridge.Dial(ctx, cfg, quietOpts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			task, err := s.StartTask(ctx, "slow", nil)
+			if err != nil || task.ID == "" {
+				t.Fatalf("StartTask = %+v, %v", task, err)
+			}
+			if _, err := s.PollTask(ctx, task.ID); err != nil {
+				t.Fatalf("PollTask while the process runs: %v", err)
+			}
+			if _, err := s.CallTool(ctx, "exit", nil); err == nil {
+				t.Fatal("the exit tool answered")
+			}
+			for name, op := range map[string]func() error{
+				"PollTask":  func() error { _, err := s.PollTask(ctx, task.ID); return err },
+				"AwaitTask": func() error { _, err := s.AwaitTask(ctx, task.ID); return err },
+			} {
+				err := op()
+				var te *bridge.TaskError
+				if !errors.Is(err, bridge.ErrTaskLost) || !errors.As(err, &te) || te.TaskID != task.ID ||
+					!strings.Contains(err.Error(), "the server process that ran it exited") {
+					t.Errorf("%s after the process exited: %v (want ErrTaskLost naming the task)", name, err)
+				}
+			}
+		})
+	}
+}
