@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -193,11 +194,33 @@ func newTasks(s *Server, cfg ServerConfig, o *options) *tasks.Client {
 		TaskTimeout: cmp.Or(max(cfg.TaskTimeout, 0), max(o.TaskTimeout, 0), DefaultTaskTimeout),
 		Log:         s.log,
 		Requester:   taskHost{s},
+		Gone:        taskHost{s}.gone,
 	}
 	if o.OnElicitation != nil {
 		tc.Ask = taskHost{s}.ask
 	}
 	return tasks.New(tc)
+}
+
+// gone reports whether the session that created a task was a stdio server's process that
+// has ended or is being stopped (its answer went over the message limit, it died, or the
+// pool has replaced it): its tasks ended with it.
+func (h taskHost) gone(origin any) (bool, error) {
+	sess, ok := origin.(*session.Session)
+	if !ok || sess.Kind != transport.KindStdio {
+		return false, nil
+	}
+	if err := sess.Conn.Overrun(); err != nil {
+		return true, fmt.Errorf("the server process that ran it was stopped when its answer went over the message limit: %w", err)
+	}
+	select {
+	case <-sess.Dead():
+	default:
+		if cur := h.s.pool.Current(); cur == nil || cur == sess {
+			return false, nil
+		}
+	}
+	return true, errors.New("the server process that ran it exited; the one started since cannot know it")
 }
 
 // callBudget is the time a call of the server's tool remote may take in all: the call
@@ -264,9 +287,6 @@ func (h taskHost) Request(ctx context.Context, timeout time.Duration, what, meth
 	var f tasks.Flavour
 	err := h.s.request(ctx, false, session.Request{Phase: string(PhaseCall), What: what, Retryable: true, Timeout: timeout}, func(ctx context.Context, sess *session.Session) error {
 		f = sess.TaskFlavour()
-		if origin, ok := h.s.tasks.CreatedOn(params.TaskID); ok && origin != any(sess) && sess.Kind == transport.KindStdio {
-			return tasks.ErrLost // not sent: the new process cannot know the task
-		}
 		var err error
 		raw, err = tasks.Send(ctx, sess.CS, method, params)
 		return err

@@ -20,6 +20,7 @@ import (
 func runStdioTaskServer(ext bool) int {
 	fx := newTaskServer(ext)
 	fx.tool("slow", "required", func(ctx context.Context, _ *fxTask) { <-ctx.Done() })
+	fx.tool("huge", "required", func(_ context.Context, tk *fxTask) { tk.complete(strings.Repeat("x", 200<<10)) })
 	fx.srv.AddTool(&mcp.Tool{Name: "exit", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		os.Exit(3)
 		return nil, nil
@@ -70,6 +71,40 @@ func TestTaskLostWithProcess(t *testing.T) {
 					!strings.Contains(err.Error(), "the server process that ran it exited") {
 					t.Errorf("%s after the process exited: %v (want ErrTaskLost naming the task)", name, err)
 				}
+			}
+		})
+	}
+}
+
+// A task whose result is over the message limit ends in an error that names the task and the
+// limit (the stdio session ends with the oversized frame, and the process that ran the task
+// with it), on both protocol versions, not only a "session lost" log line.
+func TestTaskResultOverLimit(t *testing.T) {
+	for _, ext := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ext=%v", ext), func(t *testing.T) {
+			cfg := stdioConfig(t, "fx", "tasks-2025")
+			if ext {
+				cfg = stdioConfig(t, "fx", "tasks-ext")
+			} else {
+				cfg.ProtocolVersion = "2025-11-25"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			opts := quietOpts()
+			opts.MaxMessageBytes = 64 << 10
+			s, err := bridge.Dial(ctx, cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			task, err := s.StartTask(ctx, "huge", nil)
+			if err != nil || task.ID == "" {
+				t.Fatalf("StartTask = %+v, %v", task, err)
+			}
+			_, err = s.AwaitTask(ctx, task.ID)
+			var te *bridge.TaskError
+			if err == nil || !errors.As(err, &te) || te.TaskID != task.ID || !strings.Contains(err.Error(), "65536") {
+				t.Errorf("AwaitTask of a result over the limit: %v (want a *TaskError naming the task and the 65536-byte limit)", err)
 			}
 		})
 	}

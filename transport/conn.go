@@ -62,6 +62,8 @@ type Conn struct {
 
 	started atomic.Bool  // stdio: the process was started
 	noise   atomic.Int64 // stdio: non-protocol lines seen on stdout
+	// stdio: the error of the first frame over Spec.MaxFrameBytes (it ended the session)
+	frameOverrun atomic.Pointer[error]
 
 	mu     sync.Mutex
 	used   bool           // Connect was called
@@ -312,11 +314,14 @@ func (c *Conn) FallbackToSSE() bool {
 	return c.kind == KindHTTP && c.rt.fallback.Load()
 }
 
-// Overrun returns, for http and sse, the error (wrapping ErrMessageTooLarge, naming the message and the limit) of the
-// first message the server sent over Spec.MaxFrameBytes, or nil. Once it is non-nil the
-// session is broken: go-sdk failed the connection.
+// Overrun returns the error of the first message the server sent over Spec.MaxFrameBytes,
+// or nil: for http and sse wrapping ErrMessageTooLarge and naming the message and the limit,
+// for stdio wrapping ErrFrameTooLarge. Once it is non-nil the session is broken.
 func (c *Conn) Overrun() error {
 	if c.rt == nil {
+		if e := c.frameOverrun.Load(); e != nil {
+			return *e
+		}
 		return nil
 	}
 	return c.rt.budget.err()

@@ -282,6 +282,7 @@ func (s *stdioConn) fail(err error) error {
 	case s.closed.Load():
 		err = io.EOF
 	case errors.Is(err, ErrFrameTooLarge):
+		s.c.frameOverrun.CompareAndSwap(nil, &err)
 	default:
 		err = s.c.explainEnd(fmt.Errorf("reading stdout: %w", err))
 	}

@@ -24,9 +24,7 @@ type Requester interface {
 	// Request sends one task method (method, params) on the live session (redialled when
 	// dead: a task may outlive a session on HTTP servers), bounded by timeout (and the
 	// server's life), and returns the raw result and the flavour the session speaks. what
-	// names the request in errors. The error is returned to the caller as it is, except one
-	// wrapping ErrLost (the task's server process is gone: nothing was sent), which becomes
-	// the task's ErrLost error.
+	// names the request in errors. The error is returned to the caller as it is.
 	Request(ctx context.Context, timeout time.Duration, what, method string, params *Params) (json.RawMessage, Flavour, error)
 	// Live returns the live session's task offer and flavour; ok is false when there is no
 	// live session.
@@ -49,6 +47,10 @@ type Config struct {
 	// Ask answers one elicitation of task taskID once it was checked (the host's
 	// callback); nil when the host answers none.
 	Ask func(ctx context.Context, taskID string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// Gone reports whether the server process behind session origin (as given to Created)
+	// has ended, so that a task it created is lost with it (ErrLost, with cause), and the
+	// process started since is not asked about it; nil: tasks outlive sessions.
+	Gone func(origin any) (gone bool, cause error)
 }
 
 // Client is the tasks protocol client of one server: its policy (which calls run as tasks,

@@ -288,9 +288,6 @@ func wait(ctx context.Context, d time.Duration) error {
 // the raw result and the session's flavour.
 func (r *Run) request(ctx context.Context, method string, params *Params) (json.RawMessage, Flavour, error) {
 	raw, f, err := r.requestWithin(ctx, r.c.cfg.CallTimeout, method, params)
-	if err != nil && errors.Is(err, ErrLost) { // the Requester's word: not asked at all
-		return nil, f, r.taskErr(ErrLost, errProcessExited)
-	}
 	if err != nil && isNotFound(err) {
 		return nil, f, r.notFound(err)
 	}
@@ -298,11 +295,30 @@ func (r *Run) request(ctx context.Context, method string, params *Params) (json.
 }
 
 func (r *Run) requestWithin(ctx context.Context, timeout time.Duration, method string, params *Params) (json.RawMessage, Flavour, error) {
-	return r.c.cfg.Requester.Request(ctx, timeout, fmt.Sprintf("%s: %s", r.label, method), method, params)
+	if gone, cause := r.gone(); gone { // not asked: the process started since cannot know it
+		return nil, FlavourUnknown, r.taskErr(ErrLost, cause)
+	}
+	raw, f, err := r.c.cfg.Requester.Request(ctx, timeout, fmt.Sprintf("%s: %s", r.label, method), method, params)
+	if err != nil {
+		if gone, cause := r.gone(); gone { // the process ended during the request
+			return nil, f, r.taskErr(ErrLost, cause)
+		}
+	}
+	return raw, f, err
 }
 
-// errProcessExited is the cause of ErrLost.
-var errProcessExited = errors.New("the server process that ran it exited; the one started since cannot know it")
+// gone reports, through Config.Gone, whether the server process that created the task has
+// ended, and why.
+func (r *Run) gone() (bool, error) {
+	if r.c.cfg.Gone == nil {
+		return false, nil
+	}
+	origin, ok := r.c.CreatedOn(r.id)
+	if !ok {
+		return false, nil
+	}
+	return r.c.cfg.Gone(origin)
+}
 
 // notFound turns the server's "no such task" into ErrExpired (its TTL passed) or
 // ErrUnknown.
