@@ -78,7 +78,8 @@ type Options struct {
 	// or inside a 2026-07-28 multi-round-trip tool call; the bridge then advertises the
 	// elicitation capability. See ElicitRequest. Without it the capability is not advertised
 	// and a server that asks anyway gets an "unsupported" error at once; a tool call that
-	// needs input fails with an error saying so. Defaults the requested schema declares are
+	// needs input fails with an error saying so, except a 2026-07-28 task's input request,
+	// which is declined (tasks/update) for the server to decide. Defaults the requested schema declares are
 	// filled in for fields the answer leaves out (SEP-1034); a multi-round-trip call is
 	// retried with a new request id and the server's requestState.
 	OnElicitation func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error)

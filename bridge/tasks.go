@@ -61,13 +61,14 @@ const (
 // bounded to minPollInterval..maxPollInterval (backing off from firstPoll when none is given;
 // see Limits), reports each status change to WithProgress callbacks (Progress.TaskID,
 // Status), Options.OnTaskStatus and span events, answers input_required through
-// Options.OnElicitation (ElicitRequest.TaskID names the task), cancels the task on the server
-// when ctx ends or a bound is hit, and is bounded by Options.TaskTimeout (each request stays
-// bounded by the call timeout) and the TTL the server gives. A task that fails, is
-// cancelled, expires or is unknown gives a *TaskError (ErrTaskFailed, ErrTaskCancelled,
-// ErrTaskExpired, ErrUnknownTask). IDs, states, intervals, messages, input requests and
-// results are checked and bounded, and a server that hands out a task ID twice or answers
-// about another task is caught. ServerConfig.Tasks (auto, always, never) says which tools run
+// Options.OnElicitation (ElicitRequest.TaskID names the task; without it a 2026-07-28 task's
+// input is declined), cancels the task on the server when ctx ends or a bound is hit, reports
+// a stdio server's task whose process ended as lost with it, and is bounded by
+// Options.TaskTimeout (each request stays bounded by the call timeout) and the TTL the server
+// gives. A task that fails, is cancelled, expires, is unknown or is lost gives a *TaskError
+// (ErrTaskFailed, ErrTaskCancelled, ErrTaskExpired, ErrUnknownTask, ErrTaskLost). IDs,
+// states, intervals, messages, input requests and results are checked and bounded, and a
+// server that hands out a task ID twice or answers about another task is caught. ServerConfig.Tasks (auto, always, never) says which tools run
 // as tasks; ServerStatus.TaskTools lists them.
 type Task = tasks.Task
 

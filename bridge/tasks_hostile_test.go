@@ -183,15 +183,6 @@ func TestTaskHostile(t *testing.T) {
 			want: bridge.ErrTaskFailed, msg: `asks for "sampling/createMessage"`, cancel: true,
 		},
 		{
-			name: "input without OnElicitation", ext: true,
-			setup: func(fx *taskServer) {
-				fx.tool("t", "required", func(ctx context.Context, tk *fxTask) {
-					tk.ask(ctx, "k", &mcp.ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
-				})
-			},
-			msg: "Options.OnElicitation is not set", cancel: true,
-		},
-		{
 			name: "outlives its TTL", ext: true,
 			setup: func(fx *taskServer) {
 				fx.tool("t", "required", func(_ context.Context, tk *fxTask) { tk.update(func(tk *fxTask) { tk.ttl = 1000 }) })

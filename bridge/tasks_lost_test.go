@@ -109,3 +109,28 @@ func TestTaskResultOverLimit(t *testing.T) {
 		})
 	}
 }
+
+// Input that no handler can provide (no Options.OnElicitation) is declined through
+// tasks/update, as 2026-07-28 allows, and the server decides what the task does next; the
+// task is not cancelled.
+func TestTaskInputDeclinedWithoutHandler(t *testing.T) {
+	fx := newTaskServer(true)
+	fx.tool("t", "required", func(ctx context.Context, tk *fxTask) {
+		ans := tk.ask(ctx, "k", &mcp.ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+		tk.complete("answer: " + ans.Action)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := bridge.Dial(ctx, fx.config("fx"), quietOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	text, err := taskTool(t, s, "t").Handler(ctx, nil)
+	if err != nil || text != "answer: decline" {
+		t.Errorf("Handler = %q, %v; want the server's result after the decline", text, err)
+	}
+	if _, cancels, _ := fx.counts(); len(cancels) > 0 {
+		t.Errorf("tasks/cancel sent for %v", cancels)
+	}
+}

@@ -477,7 +477,8 @@ func (r *Run) Cancel(ctx context.Context) error {
 }
 
 // answer fulfils an extension task's outstanding input requests (each key once) through
-// the host's elicitation handler and sends the answers with tasks/update.
+// the host's elicitation handler (declining them when there is none) and sends the answers
+// with tasks/update.
 func (r *Run) answer(ctx context.Context, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil // a state without the requests (a task handle, a notification): tasks/get brings them
@@ -524,9 +525,17 @@ func (r *Run) answer(ctx context.Context, raw json.RawMessage) error {
 		if err := json.Unmarshal(one.Params, &p); err != nil {
 			return r.taskErr(ErrFailed, fmt.Errorf("input request %s: elicitation params: %w", redact.Quote(k, 64), err))
 		}
-		res, err := r.c.elicit(ctx, r.id, &p)
-		if err != nil {
-			return fmt.Errorf("input request %s: %w", redact.Quote(k, 64), err)
+		var res *mcp.ElicitResult
+		if r.c.cfg.Ask == nil {
+			// Nobody can answer (no Options.OnElicitation): decline, which this version
+			// allows, and let the server decide, rather than give up on the task.
+			res = &mcp.ElicitResult{Action: "decline"}
+			r.c.cfg.Log.Debug("declined a task's input request: no elicitation handler", "task", r.id, "key", k)
+		} else {
+			var err error
+			if res, err = r.c.elicit(ctx, r.id, &p); err != nil {
+				return fmt.Errorf("input request %s: %w", redact.Quote(k, 64), err)
+			}
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
