@@ -32,18 +32,24 @@ func runStdioTaskServer(ext bool) int {
 	return 0
 }
 
+// stdioTaskConfig is the stdio task fixture speaking the 2026-07-28 extension (ext) or
+// 2025-11-25's tasks (pinned).
+func stdioTaskConfig(t *testing.T, ext bool) bridge.ServerConfig {
+	if ext {
+		return stdioConfig(t, "fx", "tasks-ext")
+	}
+	cfg := stdioConfig(t, "fx", "tasks-2025")
+	cfg.ProtocolVersion = "2025-11-25"
+	return cfg
+}
+
 // A task of a stdio server whose process exited is reported as lost with it (ErrTaskLost),
 // on both protocol versions: the process started since cannot know the task, so the bridge
 // does not ask it (which read "unknown task … Task not found").
 func TestTaskLostWithProcess(t *testing.T) {
 	for _, ext := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ext=%v", ext), func(t *testing.T) {
-			cfg := stdioConfig(t, "fx", "tasks-2025")
-			if ext {
-				cfg = stdioConfig(t, "fx", "tasks-ext")
-			} else {
-				cfg.ProtocolVersion = "2025-11-25"
-			}
+			cfg := stdioTaskConfig(t, ext)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			s, err := bridge.Dial(ctx, cfg, quietOpts())
@@ -82,12 +88,7 @@ func TestTaskLostWithProcess(t *testing.T) {
 func TestTaskResultOverLimit(t *testing.T) {
 	for _, ext := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ext=%v", ext), func(t *testing.T) {
-			cfg := stdioConfig(t, "fx", "tasks-2025")
-			if ext {
-				cfg = stdioConfig(t, "fx", "tasks-ext")
-			} else {
-				cfg.ProtocolVersion = "2025-11-25"
-			}
+			cfg := stdioTaskConfig(t, ext)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			opts := quietOpts()

@@ -49,29 +49,11 @@ func ReplaceUnknownContent(result []byte) ([]byte, bool) {
 	if !ok || !hasUnknown(content, resultContent, 0) || !json.Valid(result) {
 		return result, false
 	}
-	out := make([]byte, 0, len(result)+128)
-	out = append(out, '{')
-	obj := scanObject(result)
-	for n := 0; ; n++ {
-		k, v, ok := obj.next()
-		if !ok {
-			break
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, k...)
-		out = append(out, ':')
-		if keyIs(k, "content") {
-			out = appendContent(out, v, resultContent, 0)
-		} else {
-			out = append(out, v...)
-		}
-	}
-	if !obj.valid() {
+	out, ok := appendWithContent(make([]byte, 0, len(result)+128), result, resultContent, 0)
+	if !ok {
 		return result, false
 	}
-	return append(out, '}'), true
+	return out, true
 }
 
 // blockType returns the type of content block b; ok is false when b is not an object with
@@ -135,7 +117,7 @@ func appendContent(out, arr []byte, types []string, depth int) []byte {
 			out = jsonstr.Append(out, string(item))
 			out = append(out, "}}"...)
 		case t == "tool_result" && depth == 0:
-			out = appendNested(out, item)
+			out, _ = appendWithContent(out, item, nestedContent, 1) // a tool_result block
 		default:
 			out = append(out, item...)
 		}
@@ -143,10 +125,12 @@ func appendContent(out, arr []byte, types []string, depth int) []byte {
 	return append(out, ']')
 }
 
-// appendNested appends a tool_result block with the unknown blocks of its content replaced.
-func appendNested(out, item []byte) []byte {
+// appendWithContent appends the object o with the unknown blocks of its "content" member
+// replaced (types: those go-sdk decodes at depth); ok is false when o is not a well-formed
+// object.
+func appendWithContent(out, o []byte, types []string, depth int) ([]byte, bool) {
 	out = append(out, '{')
-	obj := scanObject(item)
+	obj := scanObject(o)
 	for n := 0; ; n++ {
 		k, v, ok := obj.next()
 		if !ok {
@@ -158,10 +142,10 @@ func appendNested(out, item []byte) []byte {
 		out = append(out, k...)
 		out = append(out, ':')
 		if keyIs(k, "content") {
-			out = appendContent(out, v, nestedContent, 1)
+			out = appendContent(out, v, types, depth)
 		} else {
 			out = append(out, v...)
 		}
 	}
-	return append(out, '}')
+	return append(out, '}'), obj.valid()
 }
