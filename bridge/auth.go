@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/ttalk/mcpbridge/bridge/auth"
 )
@@ -78,16 +77,8 @@ func newOAuthHandler(cfg ServerConfig, o *options, log *slog.Logger) (*auth.Hand
 	if o.Authorizer != nil {
 		st.RedirectURL, st.Fetch = o.Authorizer.RedirectURL, o.Authorizer.Fetch
 	}
-	st.RefreshJitter = o.Users.refreshJitter()
-	return auth.Open(*cfg.Auth, st)
-}
-
-func (o *UserOptions) refreshJitter() time.Duration {
-	switch {
-	case o == nil || o.RefreshJitter < 0:
-		return 0
-	case o.RefreshJitter == 0:
-		return DefaultRefreshJitter
+	if o.Users != nil { // one process refreshes its own grants when they are due
+		st.RefreshJitter = max(o.users.RefreshJitter, 0)
 	}
-	return o.RefreshJitter
+	return auth.Open(*cfg.Auth, st)
 }

@@ -175,7 +175,7 @@
 // Everything a server, a servers file or a token endpoint controls is bounded; past a limit that
 // server (or that tool, or that file) loses, never the host. Every limit (its value, the Options
 // or UserOptions field that changes it, what it bounds and what happens past it) is listed in one
-// place, generated from the table in limits.go: the doc of [DefaultConnectTimeout] (go doc
+// place, checked against the table in limits.go: the doc of [DefaultConnectTimeout] (go doc
 // bridge.DefaultConnectTimeout). Options comments name their default's constant.
 //
 // # Tasks

@@ -22,20 +22,21 @@ import (
 // This file is the one place that says what the module bounds. Every limit is a row of
 // limitTable: a constant below, or one declared in the package that uses it when that package
 // cannot import this one (transport, internal/...), named by the row. resolve fills the
-// Options defaults from the table, and the list of limits below (the doc of the first const
+// Options defaults from the table. The list of limits below (the doc of the first const
 // group: go doc bridge.DefaultConnectTimeout; the package doc's Limits section points here)
-// is generated from it (TestLimitsDocumented fails when they drift; `go test -run
-// TestLimitsDocumented -update ./bridge` rewrites the list). A row whose constant this
-// package cannot even name (unexported elsewhere) carries its value and the package's
-// directory, and TestLimitsDeclared checks the value against that declaration.
+// has one item per row, which opens with the row's value as the table has it and says in
+// words, written only there, what the limit bounds and what happens past it
+// (TestLimitsDocumented fails when the list and the table drift; `go test -run
+// TestLimitsDocumented -update ./bridge` rewrites the values and the wrapping). A row whose
+// constant this package cannot even name (unexported elsewhere) carries its value and the
+// package's directory, and TestLimitsDeclared checks the value against that declaration.
 
-// Limits: generated from limitTable below by TestLimitsDocumented.
+// Limits.
 //
 // Everything a server, a servers file or a token endpoint controls is bounded; past a limit that
 // server (or that tool, or that file) loses, never the host. Options and UserOptions
 // (Options.Users) fields change the first group (a zero field means the default); the rest are
-// fixed. After changing a row of limitTable, run `go test -run TestLimitsDocumented -update
-// ./bridge`.
+// fixed.
 //
 //   - Options.ConnectTimeout, default 60s (DefaultConnectTimeout): one server's start-up: spawn or
 //     dial, initialize and every tools/list page (ServerConfig.ConnectTimeout wins; the caller's
@@ -123,8 +124,8 @@ import (
 //     it: expired entries make room; while all are live, resources are served uncached.
 //   - 2 KiB (fixed, stderrLogTail): a stdio server's stderr quoted in a log line. Over it: only the
 //     tail is logged.
-//   - 64 (fixed, maxPendingCallbacks): OnToolsChanged callbacks waiting behind a slow one. Over it:
-//     the oldest waiting callback is dropped.
+//   - 64 (fixed, session.MaxPendingCallbacks): OnToolsChanged callbacks waiting behind a slow one.
+//     Over it: the oldest waiting callback is dropped.
 //   - 5s (fixed, sessionClose): closing one session, beyond the transport's own bound. Over it:
 //     Close stops waiting for it.
 //   - 30s (fixed, maxBackoff): the wait between redials of a server whose sessions keep dying. Over
@@ -141,32 +142,32 @@ import (
 //     fails naming the server and the key.
 //   - 8 (fixed, config.MaxExpandDepth): ${VAR:-default} defaults nested in defaults in a servers
 //     file. Over it: LoadConfig fails naming the key.
-//   - 250ms (fixed, minPollInterval): the shortest wait between polls of an MCP task (a server's
-//     pollInterval of 0 included). Over it: the bridge waits this long.
-//   - 30s (fixed, maxPollInterval): the longest wait between polls of an MCP task (a server's
+//   - 250ms (fixed, tasks.MinPollInterval): the shortest wait between polls of an MCP task (a
+//     server's pollInterval of 0 included). Over it: the bridge waits this long.
+//   - 30s (fixed, tasks.MaxPollInterval): the longest wait between polls of an MCP task (a server's
 //     pollInterval of a year included); also the grace after a task's TTL. Over it: the bridge
 //     polls after this long; a task still running this long after its TTL fails with
 //     ErrTaskExpired.
-//   - 5s (fixed, maxBackoffPoll): the wait between polls of a task whose server gives no
+//   - 5s (fixed, tasks.MaxBackoffPoll): the wait between polls of a task whose server gives no
 //     pollInterval (from 500ms, growing by half while nothing changes). Over it: the wait stops
 //     growing.
-//   - 3 (fixed, maxPollFailures): tasks/get requests in a row that fail (timeouts, transport
+//   - 3 (fixed, tasks.MaxPollFailures): tasks/get requests in a row that fail (timeouts, transport
 //     errors) while following a task. Over it: the call fails with the last error and the task is
 //     cancelled.
-//   - 5s (fixed, cancelWait): the tasks/cancel the bridge sends when it gives up on a task. Over
-//     it: the bridge stops waiting for the answer.
-//   - 1 KiB (fixed, maxTaskIDBytes): a task ID (also: UTF-8 without control characters). Over it:
+//   - 5s (fixed, tasks.CancelWait): the tasks/cancel the bridge sends when it gives up on a task.
+//     Over it: the bridge stops waiting for the answer.
+//   - 1 KiB (fixed, tasks.MaxIDBytes): a task ID (also: UTF-8 without control characters). Over it:
 //     the task is refused as unusable (ErrUnknownTask for IDs a host passes).
-//   - 4 KiB (fixed, maxStatusMsgBytes): a task's statusMessage, and a failed task's error message.
-//     Over it: the text is cut, marked with an ellipsis.
-//   - 256 bytes (fixed, maxInputKeyBytes): a key of a task's inputRequests (2026-07-28 extension).
-//     Over it: the task fails and is cancelled.
-//   - 16 (fixed, maxInputRequests): input requests in one tasks/get answer. Over it: the task fails
-//     and is cancelled.
-//   - 64 (fixed, maxInputKeysPerTask): distinct input requests over one task's life. Over it: the
-//     task fails and is cancelled.
-//   - 256 (fixed, maxRecentTasks): task IDs a session remembers, to catch a server handing one out
-//     twice. Over it: the oldest is forgotten.
+//   - 4 KiB (fixed, tasks.MaxStatusMsgBytes): a task's statusMessage, and a failed task's error
+//     message. Over it: the text is cut, marked with an ellipsis.
+//   - 256 bytes (fixed, tasks.MaxInputKeyBytes): a key of a task's inputRequests (2026-07-28
+//     extension). Over it: the task fails and is cancelled.
+//   - 16 (fixed, tasks.MaxInputRequests): input requests in one tasks/get answer. Over it: the task
+//     fails and is cancelled.
+//   - 64 (fixed, tasks.MaxInputKeysPerTask): distinct input requests over one task's life. Over it:
+//     the task fails and is cancelled.
+//   - 256 (fixed, tasks.MaxRecentTasks): task IDs a session remembers, to catch a server handing
+//     one out twice. Over it: the oldest is forgotten.
 //   - 1000h (fixed, tasks.MaxDuration): a task's ttl or pollInterval as the server gives it. Over
 //     it: read as this (the poll interval is then bounded by maxPollInterval).
 //   - 1,000 (fixed, skills.MaxSkillsPerServer): skills in one server's listing (Options.Skills),
@@ -211,7 +212,7 @@ import (
 //     (Set.CompleteLogin). Over it: the callback is refused and the login ends.
 //   - 200 bytes (fixed, auth.maxErrorText): an authorization server's error and error_description
 //     quoted from a login's callback. Over it: the text is cut.
-//   - 4 (fixed, maxCreds): the OAuth credentials (access tokens sent) a server remembers for
+//   - 4 (fixed, redact.MaxCreds): the OAuth credentials (access tokens sent) a server remembers for
 //     masking in its errors and stderr. Over it: the oldest is forgotten.
 //   - 500ms (fixed, firstBackoff): the first wait before redialling a server whose session died; it
 //     doubles on each failure up to maxBackoff.
@@ -220,10 +221,10 @@ import (
 //   - 250ms (fixed, listenHoldMax): how long a server's subscriptions/listen is held after its
 //     first listing. Over it: the listen is sent; a change the server announces meanwhile is caught
 //     by one re-listing.
-//   - 2s (fixed, progressLinger): how long a call's progress token stays routed after the call
-//     returned (notifications go-sdk delivers after the response). Over it: later progress
+//   - 2s (fixed, session.ProgressLinger): how long a call's progress token stays routed after the
+//     call returned (notifications go-sdk delivers after the response). Over it: later progress
 //     notifications for it are dropped.
-//   - 500ms (fixed, firstPoll): the first wait before polling a task whose server gives no
+//   - 500ms (fixed, tasks.FirstPoll): the first wait before polling a task whose server gives no
 //     pollInterval (then growing up to maxBackoffPoll).
 //   - 2 KiB (fixed, results.MinErrorBytes): the smallest cap on a tool error's text (isError),
 //     whatever MaxResultBytes says unless it is negative. Over it: the error keeps this much.
@@ -349,26 +350,6 @@ const (
 	maxBackoff      = 30 * time.Second // between redials of a crash-looping server
 	maxDiscoverWait = 10 * time.Second // server/discover before falling back to initialize
 
-	// MCP tasks (internal/tasks, which cannot import this package, declares them).
-	minPollInterval     = tasks.MinPollInterval
-	maxPollInterval     = tasks.MaxPollInterval
-	maxBackoffPoll      = tasks.MaxBackoffPoll
-	maxPollFailures     = tasks.MaxPollFailures
-	cancelWait          = tasks.CancelWait
-	maxTaskIDBytes      = tasks.MaxIDBytes
-	maxStatusMsgBytes   = tasks.MaxStatusMsgBytes
-	maxInputKeyBytes    = tasks.MaxInputKeyBytes
-	maxInputRequests    = tasks.MaxInputRequests
-	maxInputKeysPerTask = tasks.MaxInputKeysPerTask
-	maxRecentTasks      = tasks.MaxRecentTasks
-	firstPoll           = tasks.FirstPoll
-
-	// Masking (internal/redact declares it).
-	maxCreds = redact.MaxCreds
-
-	// Host callbacks and progress routes (internal/session declares them).
-	maxPendingCallbacks = session.MaxPendingCallbacks // OnToolsChanged callbacks waiting behind a slow one
-	progressLinger      = session.ProgressLinger
 )
 
 // limitUnit says how a limit's value reads.
@@ -386,9 +367,7 @@ type limit struct {
 	option string         // the Options field that changes it; "" when fixed
 	value  int64          // a count, bytes, or a duration in nanoseconds
 	unit   limitUnit      // how value reads
-	bounds string         // what it bounds
-	over   string         // what happens past it
-	fill   func(*Options) // resolve: puts the default into an unset field; nil when fixed
+	fill   func(*options) // resolve: puts the default into an unset field; nil when fixed
 	// src is the directory (from the module root) of the package declaring name, for a
 	// constant this package cannot refer to; value is then checked against it.
 	src string
@@ -397,338 +376,133 @@ type limit struct {
 // limitTable lists every limit, options first.
 var limitTable = []limit{
 	{name: "DefaultConnectTimeout", option: "ConnectTimeout", value: int64(DefaultConnectTimeout), unit: unitDuration,
-		bounds: "one server's start-up: spawn or dial, initialize and every tools/list page (ServerConfig.ConnectTimeout wins; the caller's ctx deadline is an upper bound)",
-		over:   "the server is skipped, the error names the phase; schemas not compiled in time are compiled on first use",
-		fill:   fillPositive(func(o *Options) *time.Duration { return &o.ConnectTimeout }, DefaultConnectTimeout)},
+		fill: fillPositive(func(o *options) *time.Duration { return &o.ConnectTimeout }, DefaultConnectTimeout)},
 	{name: "DefaultCallTimeout", option: "CallTimeout", value: int64(DefaultCallTimeout), unit: unitDuration,
-		bounds: "one tool call, our own work in it included (compiling, validating arguments and structuredContent), unless ctx ends earlier (ServerConfig.CallTimeout wins)",
-		over:   "the call fails with the deadline error; a compile that outlives it finishes in the background and serves the next call",
-		fill:   fillPositive(func(o *Options) *time.Duration { return &o.CallTimeout }, DefaultCallTimeout)},
+		fill: fillPositive(func(o *options) *time.Duration { return &o.CallTimeout }, DefaultCallTimeout)},
 	{name: "DefaultTaskTimeout", option: "TaskTimeout", value: int64(DefaultTaskTimeout), unit: unitDuration,
-		bounds: "a tool call that runs as an MCP task, from the call to its result (each request of it stays bounded by CallTimeout; ServerConfig.TaskTimeout wins); also the TTL asked of the server",
-		over:   "the call fails with the deadline error and the task is cancelled on the server (tasks/cancel)",
-		fill:   fillPositive(func(o *Options) *time.Duration { return &o.TaskTimeout }, DefaultTaskTimeout)},
+		fill: fillPositive(func(o *options) *time.Duration { return &o.TaskTimeout }, DefaultTaskTimeout)},
 	{name: "DefaultMaxResultBytes", option: "MaxResultBytes", value: DefaultMaxResultBytes, unit: unitBytes,
-		bounds: "the text a Handler returns (<0: no cap)",
-		over:   "head and tail are kept with a marker saying how much was cut",
-		fill:   fillNonZero(func(o *Options) *int { return &o.MaxResultBytes }, DefaultMaxResultBytes)},
+		fill: fillNonZero(func(o *options) *int { return &o.MaxResultBytes }, DefaultMaxResultBytes)},
 	{name: "DefaultMaxMessageBytes", option: "MaxMessageBytes", value: DefaultMaxMessageBytes, unit: unitBytes,
-		bounds: "one message a server sends: a stdio line, an HTTP response body (JSON or error body), an SSE event (<0: no cap)",
-		over:   "the body is cut at the limit (an endless body stops there; memory stays at a few copies of the limit), the session is dropped and the request fails naming the limit (transport.ErrMessageTooLarge); the next call redials",
-		fill:   fillNonZero(func(o *Options) *int { return &o.MaxMessageBytes }, DefaultMaxMessageBytes)},
+		fill: fillNonZero(func(o *options) *int { return &o.MaxMessageBytes }, DefaultMaxMessageBytes)},
 	{name: "DefaultNudgeAfter", option: "NudgeAfter", value: int64(DefaultNudgeAfter), unit: unitDuration,
-		bounds: "how long a request to a stdio server goes unanswered, with no bytes from the server, before the bridge writes it a ping (a server holding its answer until its next input line lets it go; the ping's answer never reaches a caller); again at most once per interval while that lasts (<0: never)",
-		over:   "the server is pinged; one that answers no ping is pinged at most 4 times, and its calls end at CallTimeout",
-		fill:   fillNonZero(func(o *Options) *time.Duration { return &o.NudgeAfter }, DefaultNudgeAfter)},
+		fill: fillNonZero(func(o *options) *time.Duration { return &o.NudgeAfter }, DefaultNudgeAfter)},
 	{name: "DefaultMaxListTools", option: "MaxListTools", value: DefaultMaxListTools, unit: unitCount,
-		bounds: "tools in one server's listing, all pages",
-		over:   "the server (or the re-list) fails in phase tools/list naming the limit",
-		fill:   fillPositive(func(o *Options) *int { return &o.MaxListTools }, DefaultMaxListTools)},
+		fill: fillPositive(func(o *options) *int { return &o.MaxListTools }, DefaultMaxListTools)},
 	{name: "DefaultMaxListBytes", option: "MaxListBytes", value: DefaultMaxListBytes, unit: unitBytes,
-		bounds: "raw bytes of one server's tool definitions, all pages",
-		over:   "as for MaxListTools",
-		fill:   fillPositive(func(o *Options) *int64 { return &o.MaxListBytes }, DefaultMaxListBytes)},
+		fill: fillPositive(func(o *options) *int64 { return &o.MaxListBytes }, DefaultMaxListBytes)},
 	{name: "DefaultMaxSchemaCost", option: "MaxSchemaCost", value: DefaultMaxSchemaCost, unit: unitCount,
-		bounds: "worst-case validation work of one schema: subschema applications per value, each $ref target and allOf/anyOf/oneOf branch counted every time it is reached (a 40-level allOf chain is 2^40)",
-		over:   "the schema is not compiled: its tool is offered without validation (the server still validates), with a ToolProblem that probe shows",
-		fill:   fillPositive(func(o *Options) *int { return &o.MaxSchemaCost }, DefaultMaxSchemaCost)},
+		fill: fillPositive(func(o *options) *int { return &o.MaxSchemaCost }, DefaultMaxSchemaCost)},
 	{name: "DefaultMaxSchemaNodes", option: "MaxSchemaNodes", value: DefaultMaxSchemaNodes, unit: unitCount,
-		bounds: "subschemas in one schema, which bounds compile time (the validator compiles in time quadratic in them: 30,000 took a minute)",
-		over:   "as for MaxSchemaCost",
-		fill:   fillPositive(func(o *Options) *int { return &o.MaxSchemaNodes }, DefaultMaxSchemaNodes)},
+		fill: fillPositive(func(o *options) *int { return &o.MaxSchemaNodes }, DefaultMaxSchemaNodes)},
 	{name: "DefaultMaxDescriptionBytes", option: "MaxDescriptionBytes", value: DefaultMaxDescriptionBytes, unit: unitBytes,
-		bounds: "one tool's description as the model gets it (<0: no cap)",
-		over:   "the head is kept (cut on a UTF-8 boundary) with a marker saying how much was cut, and a ToolProblem",
-		fill:   fillNonZero(func(o *Options) *int { return &o.MaxDescriptionBytes }, DefaultMaxDescriptionBytes)},
+		fill: fillNonZero(func(o *options) *int { return &o.MaxDescriptionBytes }, DefaultMaxDescriptionBytes)},
 	{name: "DefaultMaxUserSessions", option: "Users.MaxSessions", value: DefaultMaxUserSessions, unit: unitCount,
-		bounds: "the users one server keeps state for: their OAuth handlers, sessions and per-user catalogues",
-		over:   "the least recently used idle user's state is dropped (its session closed); it is rebuilt on that user's next call from the stored grant"},
+		fill: fillPositive(func(o *options) *int { return &o.users.MaxSessions }, DefaultMaxUserSessions)},
 	{name: "DefaultUserIdleTimeout", option: "Users.IdleTimeout", value: int64(DefaultUserIdleTimeout), unit: unitDuration,
-		bounds: "how long a user's state is kept unused",
-		over:   "it is dropped, its session closed, when the server's users are next looked at (any user's call)"},
+		fill: fillPositive(func(o *options) *time.Duration { return &o.users.IdleTimeout }, DefaultUserIdleTimeout)},
 	{name: "DefaultLoginTimeout", option: "Users.LoginTimeout", value: int64(DefaultLoginTimeout), unit: unitDuration,
-		bounds: "how long a started web login waits for its callback (Set.CompleteLogin); also how long a LoginRelay holds it",
-		over:   "the login ends; its callback fails wrapping ErrLoginUnknown"},
+		fill: fillPositive(func(o *options) *time.Duration { return &o.users.LoginTimeout }, DefaultLoginTimeout)},
 	{name: "DefaultMaxLoginFlows", option: "Users.MaxLoginFlows", value: DefaultMaxLoginFlows, unit: unitCount,
-		bounds: "web logins waiting for their callback, per server",
-		over:   "starting another login fails saying how many wait"},
+		fill: fillPositive(func(o *options) *int { return &o.users.MaxLoginFlows }, DefaultMaxLoginFlows)},
 	{name: "DefaultRefreshJitter", option: "Users.RefreshJitter", value: int64(DefaultRefreshJitter), unit: unitDuration,
-		bounds: "how much earlier than its expiry requires a grant in a store shared by replicas (a TokenLocker) may be refreshed, at random, so grants that expire together are not refreshed together; at most half the token's lifetime (<0: none)"},
-	{name: "transport.DefaultGrace", value: int64(transport.DefaultGrace), unit: unitDuration,
-		bounds: "how long closing a stdio server waits after SIGTERM to its process group",
-		over:   "the group is sent SIGKILL"},
-	{name: "transport.DefaultStderrTailBytes", value: transport.DefaultStderrTailBytes, unit: unitBytes,
-		bounds: "the tail of a stdio server's stderr kept for errors (ServerError.Stderr) and probe",
-		over:   "only the newest bytes are kept"},
-	{name: "wire.MaxMessageDepth", value: wire.MaxMessageDepth, unit: unitCount,
-		bounds: "nesting of one JSON-RPC message (go-sdk decodes no deeper)",
-		over:   "the request that message answers fails at once (a tools/list with a schema nested that deep fails the server in phase tools/list)"},
-	{name: "maxLoggedAppData", value: maxLoggedAppData, unit: unitBytes,
-		bounds: "the data of an MCP App's notifications/message written to the log (its logger name: 128 bytes, its level: 32)",
-		over:   "the head is logged, with the data's size (dataBytes)"},
-	{name: "maxListPages", value: maxListPages, unit: unitCount,
-		bounds: "pages of one tools/list (a repeated cursor also ends it)",
-		over:   "as for MaxListTools"},
-	{name: "MaxInstructionsBytes", value: MaxInstructionsBytes, unit: unitBytes,
-		bounds: "a server's instructions kept (Server.Instructions), after control characters are escaped",
-		over:   "cut at a rune boundary, with a note saying how many bytes were cut"},
-	{name: "schemaguard.MaxSchemaDepth", value: schemaguard.MaxSchemaDepth, unit: unitCount,
-		bounds: "nesting of subschemas in one schema",
-		over:   "as for MaxSchemaCost"},
-	{name: "schemaguard.MaxSchemaBytes", value: schemaguard.MaxSchemaBytes, unit: unitBytes,
-		bounds: "one schema decoded for validation",
-		over:   "as for MaxSchemaCost, before any decoding work"},
-	{name: "schemaguard.CallWorkFactor", value: schemaguard.CallWorkFactor, unit: unitCount,
-		bounds: "work of one validation, as a multiple of MaxSchemaCost: worst-case cost times the values in the arguments (recursive schemas: times the argument depth, which may be at most MaxSchemaDepth)",
-		over:   "that call's arguments are passed on unvalidated (debug log)"},
-	{name: "schemaguard.MaxNullDepth", value: schemaguard.MaxNullDepth, unit: unitCount,
-		bounds: "schema nesting looked through to decide whether a property accepts null",
-		over:   "the null is kept and validation judges it"},
-	{name: "catalog.MaxNameLen", value: catalog.MaxNameLen, unit: unitBytes,
-		bounds: "a tool name given to the model",
-		over:   "the name is cut with a short stable hash suffix"},
-	{name: "maxUICache", value: maxUICache, unit: unitCount,
-		bounds: "ui:// resources cached per server (Options.UIResourceCacheTTL)",
-		over:   "expired entries make room; while all are live, resources are served uncached"},
-	{name: "stderrLogTail", value: stderrLogTail, unit: unitBytes,
-		bounds: "a stdio server's stderr quoted in a log line",
-		over:   "only the tail is logged"},
-	{name: "maxPendingCallbacks", value: maxPendingCallbacks, unit: unitCount,
-		bounds: "OnToolsChanged callbacks waiting behind a slow one",
-		over:   "the oldest waiting callback is dropped"},
-	{name: "sessionClose", value: int64(sessionClose), unit: unitDuration,
-		bounds: "closing one session, beyond the transport's own bound",
-		over:   "Close stops waiting for it"},
-	{name: "maxBackoff", value: int64(maxBackoff), unit: unitDuration,
-		bounds: "the wait between redials of a server whose sessions keep dying",
-		over:   "the backoff stops growing"},
-	{name: "maxDiscoverWait", value: int64(maxDiscoverWait), unit: unitDuration,
-		bounds: "the wait for an answer to server/discover: a quarter of the connect timeout, at least 1s, at most this",
-		over:   "initialize is tried (a legacy server)"},
-	{name: "config.MaxConfigSize", value: config.MaxConfigSize, unit: unitBytes,
-		bounds: "a servers file",
-		over:   "LoadConfig fails naming the file"},
-	{name: "config.NodeBudget", value: config.NodeBudget, unit: unitCount,
-		bounds: "YAML nodes visited in one servers file, aliases expanded",
-		over:   "LoadConfig fails naming the file"},
-	{name: "config.MaxErrors", value: config.MaxErrors, unit: unitCount,
-		bounds: "problems one servers file reports",
-		over:   "the rest are counted in one summary line"},
-	{name: "config.MaxTimeout", value: int64(config.MaxTimeout), unit: unitDuration,
-		bounds: "a timeout written in a servers file",
-		over:   "LoadConfig fails naming the server and the key"},
-	{name: "config.MaxExpandDepth", value: config.MaxExpandDepth, unit: unitCount,
-		bounds: "${VAR:-default} defaults nested in defaults in a servers file",
-		over:   "LoadConfig fails naming the key"},
-	{name: "minPollInterval", value: int64(minPollInterval), unit: unitDuration,
-		bounds: "the shortest wait between polls of an MCP task (a server's pollInterval of 0 included)",
-		over:   "the bridge waits this long"},
-	{name: "maxPollInterval", value: int64(maxPollInterval), unit: unitDuration,
-		bounds: "the longest wait between polls of an MCP task (a server's pollInterval of a year included); also the grace after a task's TTL",
-		over:   "the bridge polls after this long; a task still running this long after its TTL fails with ErrTaskExpired"},
-	{name: "maxBackoffPoll", value: int64(maxBackoffPoll), unit: unitDuration,
-		bounds: "the wait between polls of a task whose server gives no pollInterval (from 500ms, growing by half while nothing changes)",
-		over:   "the wait stops growing"},
-	{name: "maxPollFailures", value: maxPollFailures, unit: unitCount,
-		bounds: "tasks/get requests in a row that fail (timeouts, transport errors) while following a task",
-		over:   "the call fails with the last error and the task is cancelled"},
-	{name: "cancelWait", value: int64(cancelWait), unit: unitDuration,
-		bounds: "the tasks/cancel the bridge sends when it gives up on a task",
-		over:   "the bridge stops waiting for the answer"},
-	{name: "maxTaskIDBytes", value: maxTaskIDBytes, unit: unitBytes,
-		bounds: "a task ID (also: UTF-8 without control characters)",
-		over:   "the task is refused as unusable (ErrUnknownTask for IDs a host passes)"},
-	{name: "maxStatusMsgBytes", value: maxStatusMsgBytes, unit: unitBytes,
-		bounds: "a task's statusMessage, and a failed task's error message",
-		over:   "the text is cut, marked with an ellipsis"},
-	{name: "maxInputKeyBytes", value: maxInputKeyBytes, unit: unitBytes,
-		bounds: "a key of a task's inputRequests (2026-07-28 extension)",
-		over:   "the task fails and is cancelled"},
-	{name: "maxInputRequests", value: maxInputRequests, unit: unitCount,
-		bounds: "input requests in one tasks/get answer",
-		over:   "the task fails and is cancelled"},
-	{name: "maxInputKeysPerTask", value: maxInputKeysPerTask, unit: unitCount,
-		bounds: "distinct input requests over one task's life",
-		over:   "the task fails and is cancelled"},
-	{name: "maxRecentTasks", value: maxRecentTasks, unit: unitCount,
-		bounds: "task IDs a session remembers, to catch a server handing one out twice",
-		over:   "the oldest is forgotten"},
-	{name: "tasks.MaxDuration", value: int64(tasks.MaxDuration), unit: unitDuration,
-		bounds: "a task's ttl or pollInterval as the server gives it",
-		over:   "read as this (the poll interval is then bounded by maxPollInterval)"},
-	{name: "skills.MaxSkillsPerServer", value: skills.MaxSkillsPerServer, unit: unitCount,
-		bounds: "skills in one server's listing (Options.Skills), all skills/list pages, or skill:// resources recognised without it",
-		over:   "the server keeps its tools but offers no skill, with a problem naming the limit"},
-	{name: "skills.MaxListPages", value: skills.MaxListPages, unit: unitCount,
-		bounds: "skills/list pages of one listing (a repeated cursor ends it)",
-		over:   "as for skills.MaxSkillsPerServer"},
-	{name: "skills.MaxFilesPerSkill", value: skills.MaxFilesPerSkill, unit: unitCount,
-		bounds: "files in one skill's manifest",
-		over:   "the skill is dropped from the listing, with a problem"},
-	{name: "skills.MaxFileBytes", value: skills.MaxFileBytes, unit: unitBytes,
-		bounds: "one skill file read (SKILL.md or a supporting file); the text a model reads is cut far below by MaxResultBytes",
-		over:   "a manifest size over it is refused without reading; a read over it fails; nothing is loaded"},
-	{name: "skills.MaxSkillBytes", value: skills.MaxSkillBytes, unit: unitBytes,
-		bounds: "a skill's files, the manifest's sizes summed (the specification's per-skill limit, which hosts must support)",
-		over:   "the skill is not loaded, with an error saying why"},
-	{name: "skills.MaxFrontmatterBytes", value: skills.MaxFrontmatterBytes, unit: unitBytes,
-		bounds: "a skill entry's frontmatter and a SKILL.md's YAML frontmatter",
-		over:   "the entry is dropped, or the load fails; nothing is loaded"},
-	{name: "skills.MaxDescriptionBytes", value: skills.MaxDescriptionBytes, unit: unitBytes,
-		bounds: "a skill's description in the catalogue and the skill index (the Agent Skills bound)",
-		over:   "the description is cut on a rune boundary"},
-	{name: "skills.DefaultIndexTokens", value: skills.DefaultIndexTokens, unit: unitCount,
-		bounds: "the skill index of SkillsPrompt when no cap is given, in tokens",
-		over:   "the remaining skills are left out with a line saying how many"},
-	{name: "auth.MaxTokenFile", value: auth.MaxTokenFile, unit: unitBytes,
-		bounds: "the OAuth token file read into memory",
-		over:   "reading the store fails naming the file"},
-	{name: "auth.SaveTimeout", value: int64(auth.SaveTimeout), unit: unitDuration,
-		bounds: "saving one refreshed OAuth token to the TokenStore (done off the token fetch, so a slow store never holds up a call; Close waits for it up to 5s)",
-		over:   "the save is given up and logged; the token stays in use"},
-	{name: "auth.MaxTokenResponse", value: auth.MaxTokenResponse, unit: unitBytes,
-		bounds: "a token endpoint's answer (client credentials)",
-		over:   "the rest is not read; the token request fails"},
-	{name: "grant.MaxResponse", value: grant.MaxResponse, unit: unitBytes,
-		bounds: "a token endpoint's or identity provider's answer, or an authorization server's metadata (workload identity, enterprise, DPoP discovery)",
-		over:   "the request fails saying so"},
-	{name: "grant.MaxToken", value: grant.MaxToken, unit: unitBytes,
-		bounds: "a workload or ID token read from token_file, token_env or token_command",
-		over:   "the grant fails naming the source"},
-	{name: "grant.CommandTimeout", value: int64(grant.CommandTimeout), unit: unitDuration,
-		bounds: "one run of a token_command",
-		over:   "the command is stopped; the grant fails naming it"},
-	{name: "dpop.MaxNonce", value: dpop.MaxNonce, unit: unitBytes,
-		bounds: "a server's DPoP-Nonce; each kind of DPoP challenge (nonce, clock) is answered once per request",
-		over:   "the nonce is ignored; a challenge without a usable nonce, or one already answered, fails the request with the reason"},
-	{name: "MaxUserIDBytes", value: MaxUserIDBytes, unit: unitBytes,
-		bounds: "a user ID (WithUser)",
-		over:   "the call fails wrapping ErrInvalidUser"},
-	{name: "auth.maxCallbackValue", value: 4096, src: "bridge/auth", unit: unitBytes,
-		bounds: "the code, state and iss of a web login's callback (Set.CompleteLogin)",
-		over:   "the callback is refused and the login ends"},
-	{name: "auth.maxErrorText", value: 200, unit: unitBytes, src: "bridge/auth",
-		bounds: "an authorization server's error and error_description quoted from a login's callback",
-		over:   "the text is cut"},
-	{name: "maxCreds", value: maxCreds, unit: unitCount,
-		bounds: "the OAuth credentials (access tokens sent) a server remembers for masking in its errors and stderr",
-		over:   "the oldest is forgotten"},
-	{name: "firstBackoff", value: int64(firstBackoff), unit: unitDuration,
-		bounds: "the first wait before redialling a server whose session died; it doubles on each failure up to maxBackoff"},
-	{name: "minDiscoverWait", value: int64(minDiscoverWait), unit: unitDuration,
-		bounds: "the shortest wait for an answer to server/discover (see maxDiscoverWait)"},
-	{name: "listenHoldMax", value: int64(listenHoldMax), unit: unitDuration,
-		bounds: "how long a server's subscriptions/listen is held after its first listing",
-		over:   "the listen is sent; a change the server announces meanwhile is caught by one re-listing"},
-	{name: "progressLinger", value: int64(progressLinger), unit: unitDuration,
-		bounds: "how long a call's progress token stays routed after the call returned (notifications go-sdk delivers after the response)",
-		over:   "later progress notifications for it are dropped"},
-	{name: "firstPoll", value: int64(firstPoll), unit: unitDuration,
-		bounds: "the first wait before polling a task whose server gives no pollInterval (then growing up to maxBackoffPoll)"},
-	{name: "results.MinErrorBytes", value: results.MinErrorBytes, unit: unitBytes,
-		bounds: "the smallest cap on a tool error's text (isError), whatever MaxResultBytes says unless it is negative",
-		over:   "the error keeps this much"},
-	{name: "results.MinTruncateBytes", value: results.MinTruncateBytes, unit: unitBytes,
-		bounds: "the smallest cap at which a cut text keeps both head and tail around its marker; a smaller positive MaxResultBytes is raised to it",
-		over:   "the cap is raised to it"},
-	{name: "results.maxNesting", value: 4, unit: unitCount, src: "results",
-		bounds: "nesting of tool_result content followed in a result",
-		over:   "deeper content is shown as a placeholder"},
-	{name: "apps.MaxRequestBytes", value: apps.MaxRequestBytes, unit: unitBytes,
-		bounds: "the body of an MCP App's proxy request (Set.ProxyHandler)",
-		over:   "413 Request Entity Too Large"},
-	{name: "apps.maxQuoted", value: 120, unit: unitBytes, src: "apps",
-		bounds: "an App's untrusted string quoted into an error or problem text",
-		over:   "the quote is cut, marked after the closing quote"},
-	{name: "transport.maxLastStderr", value: 300, unit: unitBytes, src: "transport",
-		bounds: "the last stderr line of an exited stdio server quoted in its error (ProcessEnd.LastStderr)",
-		over:   "the line is cut, marked with an ellipsis"},
-	{name: "transport.maxLogLine", value: 4 << 10, unit: unitBytes, src: "transport",
-		bounds: "one stderr line of a stdio server as logged",
-		over:   "the line is cut and marked"},
-	{name: "transport.maxStderrBuf", value: 32 << 10, unit: unitBytes, src: "transport",
-		bounds: "the buffer reading a stdio server's stderr (from 512 bytes, doubling)",
-		over:   "the buffer stops growing"},
-	{name: "transport.killWait", value: int64(750 * time.Millisecond), unit: unitDuration, src: "transport",
-		bounds: "how long closing a stdio server waits for its process after SIGKILL",
-		over:   "Close stops waiting"},
-	{name: "transport.stderrWait", value: int64(250 * time.Millisecond), unit: unitDuration, src: "transport",
-		bounds: "how long closing a stdio server then waits for its stderr to reach EOF",
-		over:   "Close stops waiting"},
-	{name: "transport.maxTaggedReads", value: 4096, unit: unitCount, src: "transport",
-		bounds: "environments read (Linux, /proc/<pid>/environ, only of processes started since the server's) in one round of looking for a stdio server's descendants that left its process group",
-		over:   "the rest are not looked at"},
-	{name: "transport.maxTreeProcs", value: 256, unit: unitCount, src: "transport",
-		bounds: "processes of a stdio server's tree looked at (Linux) to tell whether npx is still installing its package, for a start-up that is slow",
-		over:   "the rest are not looked at; the message says only \"still starting\""},
-	{name: "transport.maxStatReads", value: 4096, unit: unitCount, src: "transport",
-		bounds: "/proc/<pid>/stat files read (Linux, only of processes started since the server's) to find a stdio server's tree",
-		over:   "the rest are not read"},
-	{name: "transport.maxIdlePerHost", value: 64, unit: unitCount, src: "transport",
-		bounds: "idle HTTP connections kept per host by the default client (Options.HTTPClient nil)",
-		over:   "more are closed after use"},
-	{name: "wire.MaxCaptureBytes", value: wire.MaxCaptureBytes, unit: unitBytes,
-		bounds: "one JSON response body or SSE event buffered to capture raw tools/list definitions",
-		over:   "it is passed on uncaptured"},
-	{name: "wire.maxCachedMeta", value: 1 << 10, unit: unitBytes, src: "internal/wire",
-		bounds: "a result's _meta kept by the direct client's cache of repeated values",
-		over:   "it is decoded each time"},
-	{name: "transport.maxErrorPeek", value: 64 << 10, unit: unitBytes, src: "transport",
-		bounds: "a refused initialize response read to tell a JSON-RPC error from a legacy server's refusal",
-		over:   "the rest is not looked at"},
-	{name: "wire.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/wire",
-		bounds: "the body of a failed HTTP response read for its JSON-RPC error (direct client)",
-		over:   "the rest is not read"},
-	{name: "auth.refreshTimeout", value: int64(30 * time.Second), unit: unitDuration, src: "bridge/auth",
-		bounds: "one refresh of a grant in a shared store (a TokenLocker): waiting for the lock, the store, the token endpoint",
-		over:   "the refresh fails; the next request tries again"},
-	{name: "auth.lockTTL", value: int64(60 * time.Second), unit: unitDuration, src: "bridge/auth",
-		bounds: "the lease of a grant's refresh lock in a shared store (longer than a refresh may take)",
-		over:   "the lock lapses and another replica may refresh"},
-	{name: "grant.maxDescribed", value: 200, unit: unitBytes, src: "internal/grant",
-		bounds: "a token endpoint's error_description quoted in an error",
-		over:   "the text is cut"},
-	{name: "dpop.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/dpop",
-		bounds: "the part of a DPoP 400 body read for its error code",
-		over:   "the rest is discarded"},
-	{name: "dpop.maxOrigins", value: 32, unit: unitCount, src: "internal/dpop",
-		bounds: "servers whose DPoP nonce and clock are remembered",
-		over:   "an arbitrary one is forgotten"},
-	{name: "dpop.maxSkew", value: int64(24 * time.Hour), unit: unitDuration, src: "internal/dpop",
-		bounds: "the clock difference up to which a server's Date is believed for DPoP proofs (from 30s)",
-		over:   "the server's Date is not believed"},
-	{name: "schemaguard.maxMsgs", value: 8, unit: unitCount, src: "internal/schemaguard",
-		bounds: "validation failures one invalid-arguments error lists",
-		over:   "the rest are counted (\"and N more\")"},
-	{name: "serve.maxCSPJSON", value: 16 << 10, unit: unitBytes, src: "internal/serve",
-		bounds: "an App's declared csp (mcpbridge serve)",
-		over:   "the restrictive default is used"},
-	{name: "serve.maxCSPSources", value: 32, unit: unitCount, src: "internal/serve",
-		bounds: "origins in one csp list of an App (mcpbridge serve)",
-		over:   "the rest are ignored, with a problem"},
-	{name: "serve.maxCSPSourceLen", value: 256, unit: unitBytes, src: "internal/serve",
-		bounds: "one origin of an App's csp (mcpbridge serve)",
-		over:   "it is ignored, with a problem"},
-	{name: "serve.maxQueryBytes", value: 1000, unit: unitBytes, src: "internal/serve",
-		bounds: "a tool search query (mcpbridge serve, GET /api/search)",
-		over:   "400"},
-	{name: "serve.maxHits", value: 50, unit: unitCount, src: "internal/serve",
-		bounds: "tools one search answers with (mcpbridge serve)",
-		over:   "k is lowered to it"},
-	{name: "serve.maxCallsShown", value: 64, unit: unitCount, src: "internal/serve",
-		bounds: "calls the page follows at once (mcpbridge serve)",
-		over:   "another call is not followed"},
-	{name: "serve.maxStatusLines", value: 50, unit: unitCount, src: "internal/serve",
-		bounds: "status lines kept per call for the page (mcpbridge serve)",
-		over:   "the oldest are dropped"},
-	{name: "serve.maxLineBytes", value: 1000, unit: unitBytes, src: "internal/serve",
-		bounds: "one status line kept for the page (mcpbridge serve)",
-		over:   "the line is cut, marked with an ellipsis"},
+		fill: fillNonZero(func(o *options) *time.Duration { return &o.users.RefreshJitter }, DefaultRefreshJitter)},
+	{name: "transport.DefaultGrace", value: int64(transport.DefaultGrace), unit: unitDuration},
+	{name: "transport.DefaultStderrTailBytes", value: transport.DefaultStderrTailBytes, unit: unitBytes},
+	{name: "wire.MaxMessageDepth", value: wire.MaxMessageDepth, unit: unitCount},
+	{name: "maxLoggedAppData", value: maxLoggedAppData, unit: unitBytes},
+	{name: "maxListPages", value: maxListPages, unit: unitCount},
+	{name: "MaxInstructionsBytes", value: MaxInstructionsBytes, unit: unitBytes},
+	{name: "schemaguard.MaxSchemaDepth", value: schemaguard.MaxSchemaDepth, unit: unitCount},
+	{name: "schemaguard.MaxSchemaBytes", value: schemaguard.MaxSchemaBytes, unit: unitBytes},
+	{name: "schemaguard.CallWorkFactor", value: schemaguard.CallWorkFactor, unit: unitCount},
+	{name: "schemaguard.MaxNullDepth", value: schemaguard.MaxNullDepth, unit: unitCount},
+	{name: "catalog.MaxNameLen", value: catalog.MaxNameLen, unit: unitBytes},
+	{name: "maxUICache", value: maxUICache, unit: unitCount},
+	{name: "stderrLogTail", value: stderrLogTail, unit: unitBytes},
+	{name: "session.MaxPendingCallbacks", value: session.MaxPendingCallbacks, unit: unitCount},
+	{name: "sessionClose", value: int64(sessionClose), unit: unitDuration},
+	{name: "maxBackoff", value: int64(maxBackoff), unit: unitDuration},
+	{name: "maxDiscoverWait", value: int64(maxDiscoverWait), unit: unitDuration},
+	{name: "config.MaxConfigSize", value: config.MaxConfigSize, unit: unitBytes},
+	{name: "config.NodeBudget", value: config.NodeBudget, unit: unitCount},
+	{name: "config.MaxErrors", value: config.MaxErrors, unit: unitCount},
+	{name: "config.MaxTimeout", value: int64(config.MaxTimeout), unit: unitDuration},
+	{name: "config.MaxExpandDepth", value: config.MaxExpandDepth, unit: unitCount},
+	{name: "tasks.MinPollInterval", value: int64(tasks.MinPollInterval), unit: unitDuration},
+	{name: "tasks.MaxPollInterval", value: int64(tasks.MaxPollInterval), unit: unitDuration},
+	{name: "tasks.MaxBackoffPoll", value: int64(tasks.MaxBackoffPoll), unit: unitDuration},
+	{name: "tasks.MaxPollFailures", value: tasks.MaxPollFailures, unit: unitCount},
+	{name: "tasks.CancelWait", value: int64(tasks.CancelWait), unit: unitDuration},
+	{name: "tasks.MaxIDBytes", value: tasks.MaxIDBytes, unit: unitBytes},
+	{name: "tasks.MaxStatusMsgBytes", value: tasks.MaxStatusMsgBytes, unit: unitBytes},
+	{name: "tasks.MaxInputKeyBytes", value: tasks.MaxInputKeyBytes, unit: unitBytes},
+	{name: "tasks.MaxInputRequests", value: tasks.MaxInputRequests, unit: unitCount},
+	{name: "tasks.MaxInputKeysPerTask", value: tasks.MaxInputKeysPerTask, unit: unitCount},
+	{name: "tasks.MaxRecentTasks", value: tasks.MaxRecentTasks, unit: unitCount},
+	{name: "tasks.MaxDuration", value: int64(tasks.MaxDuration), unit: unitDuration},
+	{name: "skills.MaxSkillsPerServer", value: skills.MaxSkillsPerServer, unit: unitCount},
+	{name: "skills.MaxListPages", value: skills.MaxListPages, unit: unitCount},
+	{name: "skills.MaxFilesPerSkill", value: skills.MaxFilesPerSkill, unit: unitCount},
+	{name: "skills.MaxFileBytes", value: skills.MaxFileBytes, unit: unitBytes},
+	{name: "skills.MaxSkillBytes", value: skills.MaxSkillBytes, unit: unitBytes},
+	{name: "skills.MaxFrontmatterBytes", value: skills.MaxFrontmatterBytes, unit: unitBytes},
+	{name: "skills.MaxDescriptionBytes", value: skills.MaxDescriptionBytes, unit: unitBytes},
+	{name: "skills.DefaultIndexTokens", value: skills.DefaultIndexTokens, unit: unitCount},
+	{name: "auth.MaxTokenFile", value: auth.MaxTokenFile, unit: unitBytes},
+	{name: "auth.SaveTimeout", value: int64(auth.SaveTimeout), unit: unitDuration},
+	{name: "auth.MaxTokenResponse", value: auth.MaxTokenResponse, unit: unitBytes},
+	{name: "grant.MaxResponse", value: grant.MaxResponse, unit: unitBytes},
+	{name: "grant.MaxToken", value: grant.MaxToken, unit: unitBytes},
+	{name: "grant.CommandTimeout", value: int64(grant.CommandTimeout), unit: unitDuration},
+	{name: "dpop.MaxNonce", value: dpop.MaxNonce, unit: unitBytes},
+	{name: "MaxUserIDBytes", value: MaxUserIDBytes, unit: unitBytes},
+	{name: "auth.maxCallbackValue", value: 4096, src: "bridge/auth", unit: unitBytes},
+	{name: "auth.maxErrorText", value: 200, unit: unitBytes, src: "bridge/auth"},
+	{name: "redact.MaxCreds", value: redact.MaxCreds, unit: unitCount},
+	{name: "firstBackoff", value: int64(firstBackoff), unit: unitDuration},
+	{name: "minDiscoverWait", value: int64(minDiscoverWait), unit: unitDuration},
+	{name: "listenHoldMax", value: int64(listenHoldMax), unit: unitDuration},
+	{name: "session.ProgressLinger", value: int64(session.ProgressLinger), unit: unitDuration},
+	{name: "tasks.FirstPoll", value: int64(tasks.FirstPoll), unit: unitDuration},
+	{name: "results.MinErrorBytes", value: results.MinErrorBytes, unit: unitBytes},
+	{name: "results.MinTruncateBytes", value: results.MinTruncateBytes, unit: unitBytes},
+	{name: "results.maxNesting", value: 4, unit: unitCount, src: "results"},
+	{name: "apps.MaxRequestBytes", value: apps.MaxRequestBytes, unit: unitBytes},
+	{name: "apps.maxQuoted", value: 120, unit: unitBytes, src: "apps"},
+	{name: "transport.maxLastStderr", value: 300, unit: unitBytes, src: "transport"},
+	{name: "transport.maxLogLine", value: 4 << 10, unit: unitBytes, src: "transport"},
+	{name: "transport.maxStderrBuf", value: 32 << 10, unit: unitBytes, src: "transport"},
+	{name: "transport.killWait", value: int64(750 * time.Millisecond), unit: unitDuration, src: "transport"},
+	{name: "transport.stderrWait", value: int64(250 * time.Millisecond), unit: unitDuration, src: "transport"},
+	{name: "transport.maxTaggedReads", value: 4096, unit: unitCount, src: "transport"},
+	{name: "transport.maxTreeProcs", value: 256, unit: unitCount, src: "transport"},
+	{name: "transport.maxStatReads", value: 4096, unit: unitCount, src: "transport"},
+	{name: "transport.maxIdlePerHost", value: 64, unit: unitCount, src: "transport"},
+	{name: "wire.MaxCaptureBytes", value: wire.MaxCaptureBytes, unit: unitBytes},
+	{name: "wire.maxCachedMeta", value: 1 << 10, unit: unitBytes, src: "internal/wire"},
+	{name: "transport.maxErrorPeek", value: 64 << 10, unit: unitBytes, src: "transport"},
+	{name: "wire.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/wire"},
+	{name: "auth.refreshTimeout", value: int64(30 * time.Second), unit: unitDuration, src: "bridge/auth"},
+	{name: "auth.lockTTL", value: int64(60 * time.Second), unit: unitDuration, src: "bridge/auth"},
+	{name: "grant.maxDescribed", value: 200, unit: unitBytes, src: "internal/grant"},
+	{name: "dpop.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/dpop"},
+	{name: "dpop.maxOrigins", value: 32, unit: unitCount, src: "internal/dpop"},
+	{name: "dpop.maxSkew", value: int64(24 * time.Hour), unit: unitDuration, src: "internal/dpop"},
+	{name: "schemaguard.maxMsgs", value: 8, unit: unitCount, src: "internal/schemaguard"},
+	{name: "serve.maxCSPJSON", value: 16 << 10, unit: unitBytes, src: "internal/serve"},
+	{name: "serve.maxCSPSources", value: 32, unit: unitCount, src: "internal/serve"},
+	{name: "serve.maxCSPSourceLen", value: 256, unit: unitBytes, src: "internal/serve"},
+	{name: "serve.maxQueryBytes", value: 1000, unit: unitBytes, src: "internal/serve"},
+	{name: "serve.maxHits", value: 50, unit: unitCount, src: "internal/serve"},
+	{name: "serve.maxCallsShown", value: 64, unit: unitCount, src: "internal/serve"},
+	{name: "serve.maxStatusLines", value: 50, unit: unitCount, src: "internal/serve"},
+	{name: "serve.maxLineBytes", value: 1000, unit: unitBytes, src: "internal/serve"},
 }
 
 // fillPositive returns a fill that sets *field to def when it is zero or negative.
-func fillPositive[T ~int | ~int64](field func(*Options) *T, def T) func(*Options) {
-	return func(o *Options) {
+func fillPositive[T ~int | ~int64](field func(*options) *T, def T) func(*options) {
+	return func(o *options) {
 		if p := field(o); *p <= 0 {
 			*p = def
 		}
@@ -736,16 +510,16 @@ func fillPositive[T ~int | ~int64](field func(*Options) *T, def T) func(*Options
 }
 
 // fillNonZero returns a fill that sets *field to def when it is zero (negative means no cap).
-func fillNonZero[T ~int | ~int64](field func(*Options) *T, def T) func(*Options) {
-	return func(o *Options) {
+func fillNonZero[T ~int | ~int64](field func(*options) *T, def T) func(*options) {
+	return func(o *options) {
 		if p := field(o); *p == 0 {
 			*p = def
 		}
 	}
 }
 
-// fillLimits puts every limit's default into the fields of o that are unset.
-func fillLimits(o *Options) {
+// fillLimits puts every limit's default into the fields of o (and of o.users) that are unset.
+func fillLimits(o *options) {
 	for _, l := range limitTable {
 		if l.fill != nil {
 			l.fill(o)

@@ -16,16 +16,14 @@ var updateDoc = flag.Bool("update", false, "rewrite the generated list of limits
 // limitsHeading opens the generated list: the doc comment of the first const group of
 // limits.go (go doc bridge.DefaultConnectTimeout). It runs to the first line that is not a
 // comment.
-const limitsHeading = "// Limits: generated from limitTable below by TestLimitsDocumented.\n"
+const limitsHeading = "// Limits.\n"
 
-const limitsIntro = `Everything a server, a servers file or a token endpoint controls is bounded; past a limit
-that server (or that tool, or that file) loses, never the host. Options and UserOptions
-(Options.Users) fields change the first group (a zero field means the default); the rest are
-fixed. After changing a row of limitTable, run ` + "`go test -run TestLimitsDocumented -update ./bridge`" + `.`
-
-// TestLimitsDocumented checks the generated list of limits in limits.go against limitTable,
-// so the documentation cannot drift from the values resolve applies. Run with -update to
-// rewrite it.
+// TestLimitsDocumented checks the list of limits in limits.go against limitTable: one item
+// per row, in the table's order, each opening with the row's value and name ("Options.X,
+// default V (Name): " or "V (fixed, Name): ", the values formatted from the table) and going
+// on with what the limit bounds and what happens past it, words written there and nowhere
+// else. Run with -update to rewrite the openings (a value changed) and the wrapping; a row
+// with no item makes it fail until one is written.
 func TestLimitsDocumented(t *testing.T) {
 	const path = "limits.go"
 	data, err := os.ReadFile(path)
@@ -38,17 +36,36 @@ func TestLimitsDocumented(t *testing.T) {
 		t.Fatalf("%s has no %q comment", path, strings.TrimSpace(limitsHeading))
 	}
 	rest := doc[start+len(limitsHeading):]
-	end := 0 // the list ends before the first line that is not a comment
+	var lines []string // the comment's lines, up to the first that is not a comment
+	end := 0
 	for end < len(rest) {
 		line, _, _ := strings.Cut(rest[end:], "\n")
 		if !strings.HasPrefix(line, "//") {
 			break
 		}
+		lines = append(lines, line)
 		end += len(line) + 1
 	}
-	got := rest[:end]
-	want := renderLimits()
-	if got == want {
+	intro, words, problems := parseLimitItems(lines)
+	for _, p := range problems {
+		t.Errorf("%s: %s", path, p)
+	}
+	var b strings.Builder
+	b.WriteString(intro)
+	for _, l := range limitTable {
+		w, ok := words[l.name]
+		if !ok {
+			t.Errorf("%s: limit %s has no item; write %q with what it bounds and what happens past it", path, l.name, "//   - "+limitHead(l)+": ")
+			continue
+		}
+		delete(words, l.name)
+		writeWrapped(&b, "//   - ", "//     ", limitHead(l)+": "+w)
+	}
+	for name := range words {
+		t.Errorf("%s: an item names %s, which is no row of limitTable", path, name)
+	}
+	got, want := rest[:end], b.String()
+	if got == want || t.Failed() {
 		return
 	}
 	if *updateDoc {
@@ -58,7 +75,40 @@ func TestLimitsDocumented(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("the list of limits in %s differs from limitTable; run `go test -run TestLimitsDocumented -update ./bridge`\n--- have\n%s\n--- want\n%s", path, got, want)
+	t.Errorf("the list of limits in %s differs from limitTable's values or order; run `go test -run TestLimitsDocumented -update ./bridge`\n--- have\n%s\n--- want\n%s", path, got, want)
+}
+
+// parseLimitItems splits the comment lines of the list of limits into the text before the
+// first item (kept as it is) and each item's words after its opening, by the limit it names.
+func parseLimitItems(lines []string) (intro string, words map[string]string, problems []string) {
+	words = map[string]string{}
+	var items []string
+	for i, line := range lines {
+		switch {
+		case strings.HasPrefix(line, "//   - "):
+			items = append(items, strings.TrimPrefix(line, "//   - "))
+		case len(items) > 0 && strings.HasPrefix(line, "//     "):
+			items[len(items)-1] += " " + strings.TrimPrefix(line, "//     ")
+		case len(items) > 0:
+			problems = append(problems, fmt.Sprintf("line %d of the list of limits is neither an item nor its continuation: %q", i+1, line))
+		default:
+			intro += line + "\n"
+		}
+	}
+	for _, item := range items {
+		head, w, ok := strings.Cut(item, "): ")
+		open := strings.LastIndex(head, " (")
+		if !ok || open < 0 || strings.TrimSpace(w) == "" {
+			problems = append(problems, fmt.Sprintf("an item does not read \"<value> (fixed, <name>): <words>\" or \"Options.<field>, default <value> (<name>): <words>\": %q", item))
+			continue
+		}
+		name := strings.TrimPrefix(head[open+2:], "fixed, ")
+		if _, dup := words[name]; dup {
+			problems = append(problems, fmt.Sprintf("two items name %s", name))
+		}
+		words[name] = w
+	}
+	return intro, words, problems
 }
 
 // TestLimitsResolved checks that resolve fills every option of limitTable with its default,
@@ -75,11 +125,21 @@ func TestLimitsResolved(t *testing.T) {
 			continue
 		}
 		if field, ok := strings.CutPrefix(l.option, "Users."); ok {
-			// UserOptions are filled where they are used (zero means the default).
-			if f, ok := reflect.TypeFor[UserOptions]().FieldByName(field); !ok || f.Type.Kind() != reflect.Int && f.Type.Kind() != reflect.Int64 {
+			// UserOptions are filled in resolve's copy of them (options.users).
+			f := reflect.ValueOf(resolve(nil).users).FieldByName(field)
+			if !f.IsValid() || f.Kind() != reflect.Int && f.Kind() != reflect.Int64 {
 				t.Errorf("%s: UserOptions has no integer field %s", l.name, field)
+				continue
 			}
 			userFields[field] = true
+			if f.Int() != l.value {
+				t.Errorf("resolve(nil).users.%s = %d, want %d (%s)", field, f.Int(), l.value, l.name)
+			}
+			var u UserOptions
+			reflect.ValueOf(&u).Elem().FieldByName(field).SetInt(l.value + 1)
+			if got := reflect.ValueOf(resolve(&Options{Users: &u}).users).FieldByName(field).Int(); got != l.value+1 {
+				t.Errorf("resolve kept Users.%s = %d, want %d", field, got, l.value+1)
+			}
 			continue
 		}
 		inTable[l.option] = true
@@ -114,25 +174,13 @@ func TestLimitsResolved(t *testing.T) {
 	}
 }
 
-// renderLimits renders limitTable as the body of the package doc's Limits section.
-func renderLimits() string {
-	var b strings.Builder
-	b.WriteString("//\n")
-	writeWrapped(&b, "// ", "// ", limitsIntro)
-	b.WriteString("//\n")
-	for _, l := range limitTable {
-		var item string
-		if l.option != "" {
-			item = fmt.Sprintf("Options.%s, default %s (%s): %s.", l.option, formatLimit(l), l.name, l.bounds)
-		} else {
-			item = fmt.Sprintf("%s (fixed, %s): %s.", formatLimit(l), l.name, l.bounds)
-		}
-		if l.over != "" {
-			item += fmt.Sprintf(" Over it: %s.", l.over)
-		}
-		writeWrapped(&b, "//   - ", "//     ", item)
+// limitHead is how the list of limits opens l's item: its option or "fixed", its value
+// and its constant.
+func limitHead(l limit) string {
+	if l.option != "" {
+		return fmt.Sprintf("Options.%s, default %s (%s)", l.option, formatLimit(l), l.name)
 	}
-	return b.String()
+	return fmt.Sprintf("%s (fixed, %s)", formatLimit(l), l.name)
 }
 
 // formatLimit writes a limit's value for people: 16 MiB, 100,000 bytes, 60s, 1000h.

@@ -183,6 +183,7 @@ type Options struct {
 // options is Options with every default filled in; Connect copies the caller's Options once.
 type options struct {
 	Options
+	users  UserOptions // Options.Users (zero when nil) with the table's defaults filled in
 	logger *slog.Logger
 	tel    *itel.Telemetry
 }
@@ -197,7 +198,10 @@ func resolve(o *Options) *options {
 	}
 	r.logger = r.Logger
 	r.tel = itel.New(r.TracerProvider, r.MeterProvider, r.Propagator, moduleVersion()) // OpenTelemetry: "Tracing" in doc.go
-	fillLimits(&r.Options)
+	if r.Users != nil {
+		r.users = *r.Users
+	}
+	fillLimits(r)
 	if r.ClientInfo == nil {
 		r.ClientInfo = &mcp.Implementation{Name: "mcpbridge", Version: moduleVersion()}
 	}

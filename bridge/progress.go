@@ -21,7 +21,7 @@ type Progress = session.Progress
 // by all its calls in flight: at most 64 notifications wait in it, the oldest dropped
 // first (logged), so one slow fn delays the progress of every call to that server. go-sdk handles
 // notifications apart from responses, so some may reach fn shortly after the call returned;
-// those arriving more than progressLinger (2s) after it are dropped.
+// those arriving more than session.ProgressLinger (2s) after it are dropped.
 func WithProgress(ctx context.Context, fn func(context.Context, Progress)) context.Context {
 	return session.WithProgress(ctx, fn)
 }

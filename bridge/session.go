@@ -92,14 +92,10 @@ func newPool(s *Server) *session.Pool {
 		},
 	}
 	if cfg.PerUser {
-		uo := s.opts.Users
-		cfg.Users = session.Users{MaxSessions: uo.maxSessions(), IdleTimeout: uo.idle(), Handler: func(id string) *auth.Handler {
+		cfg.Users = session.Users{MaxSessions: s.opts.users.MaxSessions, IdleTimeout: s.opts.users.IdleTimeout, Handler: func(id string) *auth.Handler {
 			st := s.oauth.Settings()
 			st.User, st.Fetch = id, nil
-			st.LoginFetch = s.logins.Fetch
-			if uo != nil {
-				st.RedirectURL = uo.RedirectURL
-			}
+			st.LoginFetch, st.RedirectURL = s.logins.Fetch, s.opts.users.RedirectURL
 			return auth.NewHandler(st)
 		}}
 	}

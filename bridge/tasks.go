@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,7 +15,6 @@ import (
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/internal/wire"
-	"github.com/ttalk/mcpbridge/transport"
 )
 
 // MCP tasks, client side: the protocol (wire shapes, lifecycle, polling, input) is
@@ -58,7 +56,7 @@ const (
 // (io.modelcontextprotocol/tasks, declared in the client capabilities: the server decides per
 // call; tasks/get carries the result, tasks/update answers input). A tool call that runs as
 // a task (Handler, Invoke, Server.CallTool, Set.Proxy) polls at the server's pollInterval,
-// bounded to minPollInterval..maxPollInterval (backing off from firstPoll when none is given;
+// bounded to tasks.MinPollInterval..tasks.MaxPollInterval (backing off from tasks.FirstPoll when none is given;
 // see Limits), reports each status change to WithProgress callbacks (Progress.TaskID,
 // Status), Options.OnTaskStatus and span events, answers input_required through
 // Options.OnElicitation (ElicitRequest.TaskID names the task; without it a 2026-07-28 task's
@@ -146,10 +144,10 @@ func startTask(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMe
 // is returned like any other (its status says how); the error is for a failed request,
 // ErrUnknownTask (in a *TaskError) when the server does not know the ID.
 func (s *Server) PollTask(ctx context.Context, id string) (Task, error) {
-	if err := tasks.CheckID(id); err != nil {
-		return Task{}, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
+	run, err := taskHost{s}.followID(ctx, id)
+	if err != nil {
+		return Task{}, err
 	}
-	run := taskHost{s}.follow().Follow(ctx, "", id, tasks.FlavourUnknown)
 	t, err := run.Poll(ctx)
 	if err != nil {
 		return Task{}, run.Fail(err)
@@ -165,24 +163,34 @@ func (s *Server) PollTask(ctx context.Context, id string) (Task, error) {
 // wait is bounded by the task timeout (Options.TaskTimeout, ServerConfig.TaskTimeout)
 // unless ctx ends first.
 func (s *Server) AwaitTask(ctx context.Context, id string) (*mcp.CallToolResult, error) {
-	if err := tasks.CheckID(id); err != nil {
-		return nil, &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
+	run, err := taskHost{s}.followID(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	return taskHost{s}.follow().Follow(ctx, "", id, tasks.FlavourUnknown).Await(ctx, s.tasks.Timeout())
+	return run.Await(ctx, s.tasks.Timeout())
 }
 
 // CancelTask asks the server to cancel task id (tasks/cancel). Cancellation is
 // cooperative: the task may still complete. Cancelling a task that already ended is an
 // error from the server under 2025-11-25.
 func (s *Server) CancelTask(ctx context.Context, id string) error {
-	if err := tasks.CheckID(id); err != nil {
-		return &ServerError{Server: s.cfg.ID, Phase: PhaseCall, Err: err}
+	run, err := taskHost{s}.followID(ctx, id)
+	if err != nil {
+		return err
 	}
-	run := taskHost{s}.follow().Follow(ctx, "", id, tasks.FlavourUnknown)
 	if err := run.Cancel(ctx); err != nil {
 		return run.Fail(err)
 	}
 	return nil
+}
+
+// followID follows the task a host names by id (PollTask, AwaitTask, CancelTask), which
+// must be a valid task ID.
+func (h taskHost) followID(ctx context.Context, id string) (*taskRun, error) {
+	if err := tasks.CheckID(id); err != nil {
+		return nil, &ServerError{Server: h.s.cfg.ID, Phase: PhaseCall, Err: err}
+	}
+	return h.follow().Follow(ctx, "", id, tasks.FlavourUnknown), nil
 }
 
 // newTasks is the tasks client of a server with cfg and o (its mode: the server's own,
@@ -195,33 +203,12 @@ func newTasks(s *Server, cfg ServerConfig, o *options) *tasks.Client {
 		TaskTimeout: cmp.Or(max(cfg.TaskTimeout, 0), max(o.TaskTimeout, 0), DefaultTaskTimeout),
 		Log:         s.log,
 		Requester:   taskHost{s},
-		Gone:        taskHost{s}.gone,
+		Gone:        func(origin any) (bool, error) { return s.pool.Ended(origin) }, // the pool is made after the tasks client
 	}
 	if o.OnElicitation != nil {
 		tc.Ask = taskHost{s}.ask
 	}
 	return tasks.New(tc)
-}
-
-// gone reports whether the session that created a task was a stdio server's process that
-// has ended or is being stopped (its answer went over the message limit, it died, or the
-// pool has replaced it): its tasks ended with it.
-func (h taskHost) gone(origin any) (bool, error) {
-	sess, ok := origin.(*session.Session)
-	if !ok || sess.Kind != transport.KindStdio {
-		return false, nil
-	}
-	if err := sess.Conn.Overrun(); err != nil {
-		return true, fmt.Errorf("the server process that ran it was stopped when its answer went over the message limit: %w", err)
-	}
-	select {
-	case <-sess.Dead():
-	default:
-		if cur := h.s.pool.Current(); cur == nil || cur == sess {
-			return false, nil
-		}
-	}
-	return true, errors.New("the server process that ran it exited; the one started since cannot know it")
 }
 
 // callBudget is the time a call of the server's tool remote may take in all: the call
@@ -331,7 +318,7 @@ func (h taskHost) follow() *tasks.Host[Progress] {
 		},
 		Hold:  s.progress.Hold,
 		Post:  s.progress.Notify.Post,
-		Flush: func(ctx context.Context) { s.progress.Notify.Flush(ctx, progressLinger) },
+		Flush: func(ctx context.Context) { s.progress.Notify.Flush(ctx, session.ProgressLinger) },
 		Status: func(ctx context.Context, t Task) {
 			itel.TaskStatus(ctx, t.ID, string(t.Status))
 			if fn := s.opts.OnTaskStatus; fn != nil {

@@ -152,20 +152,6 @@ func (e *NeedsLoginError) AuthorizationURL(ctx context.Context) (string, error) 
 	return e.s.StartLogin(ctx, e.User)
 }
 
-func (o *UserOptions) maxSessions() int {
-	if o == nil || o.MaxSessions <= 0 {
-		return DefaultMaxUserSessions
-	}
-	return o.MaxSessions
-}
-
-func (o *UserOptions) idle() time.Duration {
-	if o == nil || o.IdleTimeout <= 0 {
-		return DefaultUserIdleTimeout
-	}
-	return o.IdleTimeout
-}
-
 // ForgetUser deletes user's stored grant for the server and closes the user's session
 // (a logout). A server without per-user grants has nothing to forget.
 func (s *Server) ForgetUser(ctx context.Context, user string) error {

@@ -5,27 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/ttalk/mcpbridge/bridge/auth"
 )
 
 // A web host's login is bridge/auth's login engine (auth.Logins, package doc "Web logins"):
 // each server has one, and the methods here delegate to it.
-
-func (o *UserOptions) loginTimeout() time.Duration {
-	if o == nil || o.LoginTimeout <= 0 {
-		return DefaultLoginTimeout
-	}
-	return o.LoginTimeout
-}
-
-func (o *UserOptions) maxFlows() int {
-	if o == nil || o.MaxLoginFlows <= 0 {
-		return DefaultMaxLoginFlows
-	}
-	return o.MaxLoginFlows
-}
 
 // newLogins is the login engine of s (once s's OAuth handler is made).
 func newLogins(s *Server) *auth.Logins {
@@ -35,7 +20,7 @@ func newLogins(s *Server) *auth.Logins {
 	}
 	return auth.NewLogins(auth.LoginSettings{
 		Server: s.cfg.ID, URL: s.cfg.URL, HTTPClient: s.opts.HTTPClient, ChallengeTimeout: s.opts.connectTimeout(s.cfg),
-		Timeout: s.opts.Users.loginTimeout(), Max: s.opts.Users.maxFlows(),
+		Timeout: s.opts.users.LoginTimeout, Max: s.opts.users.MaxLoginFlows,
 		Relay: relay, Complete: s.CompleteLogin,
 		Life: s.life, Go: func(f func()) { s.pool.Background(f) }, Log: s.log,
 		Fail: func(err error) error { return &ServerError{Server: s.cfg.ID, Phase: PhaseLogin, Err: err} },

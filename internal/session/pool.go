@@ -274,6 +274,28 @@ func (p *Pool) Current() *Session {
 	return p.shared.sess
 }
 
+// Ended reports whether origin, the session that created a task, was a stdio server's
+// process that has ended or is being stopped (its answer went over the message limit, it
+// died, or the pool has replaced it): its tasks ended with it, and the error says why. Any
+// other origin (an HTTP session: the server keeps tasks beyond it) has not ended.
+func (p *Pool) Ended(origin any) (bool, error) {
+	sess, ok := origin.(*Session)
+	if !ok || sess.Kind != transport.KindStdio {
+		return false, nil
+	}
+	if err := sess.Conn.Overrun(); err != nil {
+		return true, fmt.Errorf("the server process that ran it was stopped when its answer went over the message limit: %w", err)
+	}
+	select {
+	case <-sess.Dead():
+	default:
+		if cur := p.Current(); cur == nil || cur == sess {
+			return false, nil
+		}
+	}
+	return true, errors.New("the server process that ran it exited; the one started since cannot know it")
+}
+
 // Install makes sess the live shared session, calling apply (the host's catalogue update)
 // with the pool's lock held. When onlyIf is set, nothing happens unless onlyIf is still the
 // live session (a re-list must not undo a redial that happened meanwhile); it reports
