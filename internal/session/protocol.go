@@ -26,7 +26,8 @@ import (
 //     method) is started again with LegacyVersion pinned;
 //   - a -32022 UnsupportedProtocolVersion error naming the server's versions is retried once
 //     with the newest version both sides support;
-//   - a server that needed a fallback keeps its pin for redials, so they cost no probe.
+//   - a server that needed a fallback keeps its pin for redials, so they cost no probe
+//     (except one whose discover went unanswered while npx was still installing it).
 //
 // Config.ProtocolVersion pins a version outright; legacy SSE servers are offered
 // LegacyVersion (their transport predates discover).
@@ -217,6 +218,7 @@ func (p *Pool) noteProtocol(sess *Session, pin, why string, n *negotiation) {
 	how := why
 	if pin == "" {
 		sent, err, unanswered := n.outcome()
+		keep := sent && err != nil // a fallback is kept for redials
 		switch {
 		case !sent || err == nil:
 			how = "server/discover"
@@ -225,16 +227,20 @@ func (p *Pool) noteProtocol(sess *Session, pin, why string, n *negotiation) {
 			// ignores the method, and initialize then works. On Linux npx installing is seen
 			// in the process tree.
 			n.mu.Lock()
+			npm := n.npm
+			n.mu.Unlock()
 			why := "still starting, or the server ignores it"
-			if n.npm {
+			if npm {
 				why = "npx is still installing the package"
 			}
-			n.mu.Unlock()
 			how = fmt.Sprintf("initialize: no answer to server/discover after %s (%s)", n.wait, why)
+			// A package npx was installing answers discover once installed: its redials
+			// negotiate again rather than keep the pin.
+			keep = !npm
 		default:
 			how = "initialize after server/discover failed: " + shortCause(err)
 		}
-		if sent && err != nil {
+		if keep {
 			p.proto.keep(LegacyVersion, how)
 		}
 	}
