@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
 )
@@ -129,12 +130,14 @@ const (
 // hits in the same order.
 type Index struct {
 	names     []string
-	nameTerms [][]string  // distinct stems of each document's name, less its server's mentions
-	nameIDF   [][]float64 // the IDF of each of nameTerms
-	nameSum   []float64   // the sum of nameIDF
+	nameTerms [][]string         // distinct stems of each document's name, less its server's mentions
+	nameSum   []float64          // the sum of the IDFs of each document's nameTerms
+	nameDocs  map[string][]int32 // each term of nameTerms → the documents whose nameTerms have it
 	postings  map[string]*postingList
 	vocab     []string // every indexed term, sorted, for prefix matches
 	related   map[string][]string
+
+	scratch sync.Pool // *[]float64 of 4 × len(names), zero: a search's sums (Search)
 
 	server   []int            // each document's server, an index into servers
 	servers  int              // number of distinct Document.Server values
@@ -253,13 +256,13 @@ func New(docs []Document) *Index {
 		// prior, not by the name bonus.
 		ix.nameTerms[i] = slices.DeleteFunc(nt, func(t string) bool { return slices.Contains(ix.mentions[t], ix.server[i]) })
 	}
-	ix.nameIDF = make([][]float64, len(docs))
 	ix.nameSum = make([]float64, len(docs))
+	ix.nameDocs = map[string][]int32{}
 	for i, nt := range ix.nameTerms {
 		for _, t := range nt {
 			idf := ix.postings[t].idf
-			ix.nameIDF[i] = append(ix.nameIDF[i], idf)
 			ix.nameSum[i] += idf
+			ix.nameDocs[t] = append(ix.nameDocs[t], int32(i))
 		}
 	}
 	return ix
@@ -339,10 +342,21 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 	}
 	n := len(ix.names)
-	// One allocation: each document's score, then the sum and the best of the expansions
-	// of the query word being summed (below).
-	buf := make([]float64, 3*n)
-	acc, sum, best := buf[:n:n], buf[n:2*n:2*n], buf[2*n:]
+	// One buffer, zero, reused by the next search: each document's score, the sum and the
+	// best of the expansions of the query word being summed, and how much of its name the
+	// query covers (below).
+	bp, _ := ix.scratch.Get().(*[]float64)
+	if bp == nil {
+		b := make([]float64, 4*n)
+		bp = &b
+	}
+	buf := *bp
+	acc, sum, most, covered := buf[:n:n], buf[n:2*n:2*n], buf[2*n:3*n:3*n], buf[3*n:]
+	defer func() {
+		clear(acc) // sum and most are cleared as they are used
+		clear(covered)
+		ix.scratch.Put(bp)
+	}()
 	var queryIDF float64 // the evidence the query's own words can give, for the name bonus
 	// score yields q's evidence in each document that has it.
 	score := func(q queryTerm, yield func(doc int32, v float64)) {
@@ -387,7 +401,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 				touched = append(touched, doc)
 			}
 			sum[doc] += v
-			best[doc] = max(best[doc], v)
+			most[doc] = max(most[doc], v)
 		}
 		for i := 0; i < len(alts); {
 			from := qt[alts[i]].from
@@ -395,17 +409,28 @@ func (ix *Index) Search(query string, k int) []Hit {
 				score(qt[alts[i]], alt)
 			}
 			for _, d := range touched {
-				acc[d] += best[d] + restWeight*(sum[d]-best[d])
-				sum[d], best[d] = 0, 0
+				acc[d] += most[d] + restWeight*(sum[d]-most[d])
+				sum[d], most[d] = 0, 0
 			}
 			touched = touched[:0]
 		}
 	}
-	weights := make(map[string]float64, len(qt))
+	// The share of each document's name the query covers: each name term's IDF times how
+	// much the query says it, summed in term order (qt is sorted, as nameTerms are) over
+	// the documents whose names have the term.
 	for _, q := range qt {
-		weights[q.term] = q.weight
+		m := nameMatch(q.weight)
+		if m <= 0 {
+			continue
+		}
+		for _, d := range ix.nameDocs[q.term] {
+			covered[d] += ix.postings[q.term].idf * m
+		}
 	}
-	var hits []Hit
+	top := topHits{k: k}
+	if k > 0 {
+		top.hits = make([]Hit, 0, min(k, n))
+	}
 	for i, s := range acc {
 		if s <= 0 {
 			continue
@@ -414,18 +439,15 @@ func (ix *Index) Search(query string, k int) []Hit {
 			// The name bonus is evidence like the rest: the share of the name the query
 			// covers times the share of the query the name accounts for, so one incidental
 			// word that happens to be a whole short name ("take", "pricing") adds little.
-			var covered float64
-			for j, t := range ix.nameTerms[i] {
-				covered += ix.nameIDF[i][j] * nameMatch(weights[t])
-			}
-			s += nameBonus * (covered / ix.nameSum[i]) * min(1, covered/(nameQueryShare*queryIDF))
+			c := covered[i]
+			s += nameBonus * (c / ix.nameSum[i]) * min(1, c/(nameQueryShare*queryIDF))
 		}
 		if naming && !named[ix.server[i]] {
 			s *= otherServer
 		}
-		hits = append(hits, Hit{Doc: i, Name: ix.names[i], Score: s})
+		top.add(Hit{Doc: i, Name: ix.names[i], Score: s})
 	}
-	return topK(hits, k)
+	return top.sorted()
 }
 
 // before orders hits: higher score first, then document order. It is a total order, so
@@ -440,43 +462,54 @@ func before(a, b Hit) int {
 	return a.Doc - b.Doc
 }
 
-// topK sorts the best k of hits (all for k <= 0) and drops the rest.
-func topK(hits []Hit, k int) []Hit {
-	if k <= 0 || k >= len(hits) {
-		slices.SortFunc(hits, before)
-		return hits
+// topHits collects the k best hits (every hit for k <= 0) as they are found, without holding
+// the others: for k > 0 a heap whose root is the worst of the k kept.
+type topHits struct {
+	k    int
+	hits []Hit
+}
+
+// add offers x.
+func (b *topHits) add(x Hit) {
+	switch {
+	case b.k <= 0 || len(b.hits) < b.k:
+		b.hits = append(b.hits, x)
+		if len(b.hits) == b.k {
+			for i := b.k/2 - 1; i >= 0; i-- {
+				b.down(i)
+			}
+		}
+	case before(x, b.hits[0]) < 0:
+		b.hits[0] = x
+		b.down(0)
 	}
-	// Keep the best k in a heap whose root is the worst of them.
-	h := hits[:k]
+}
+
+// down restores the heap below i.
+func (b *topHits) down(i int) {
+	h := b.hits
 	worse := func(i, j int) bool { return before(h[i], h[j]) > 0 }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= k {
-				return
-			}
-			m := l
-			if r := l + 1; r < k && worse(r, l) {
-				m = r
-			}
-			if !worse(m, i) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
 		}
-	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, x := range hits[k:] {
-		if before(x, h[0]) < 0 {
-			h[0] = x
-			down(0)
+		m := l
+		if r := l + 1; r < len(h) && worse(r, l) {
+			m = r
 		}
+		if !worse(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
-	slices.SortFunc(h, before)
-	return h
+}
+
+// sorted returns the hits kept, best first.
+func (b *topHits) sorted() []Hit {
+	slices.SortFunc(b.hits, before)
+	return b.hits
 }
 
 type queryTerm struct {

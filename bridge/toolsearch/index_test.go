@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ttalk/mcpbridge/bridge/toolsearch"
@@ -81,6 +82,34 @@ func TestSearchIsDeterministic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearchConcurrent: searches of different queries at once on one index, which reuses
+// its scratch buffers from search to search, give what each query gives alone on an index
+// of its own.
+func TestSearchConcurrent(t *testing.T) {
+	docs := sweepDocs(t)
+	qs := queries(t, "testdata/queries.json")[:24]
+	want := make([][]toolsearch.Hit, len(qs))
+	for i, q := range qs {
+		want[i] = toolsearch.New(docs).Search(q.Query, 10)
+	}
+	shared := toolsearch.New(docs)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for r := range 3 {
+				for i := range qs {
+					j := (i + 5*g + r) % len(qs)
+					if got := shared.Search(qs[j].Query, 10); !reflect.DeepEqual(got, want[j]) {
+						t.Errorf("Search(%q) beside other searches:\n%v\nalone:\n%v", qs[j].Query, got, want[j])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestParams(t *testing.T) {
