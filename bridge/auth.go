@@ -26,7 +26,15 @@ const (
 	DPoPOff  = auth.DPoPOff
 )
 
+// The values of NeedsLoginError.Reason (see bridge/auth).
+const (
+	ReasonNoGrant      = auth.ReasonNoGrant
+	ReasonGrantRefused = auth.ReasonGrantRefused
+)
+
 type (
+	// LoginReason is auth.LoginReason: why a user must log in (NeedsLoginError.Reason).
+	LoginReason = auth.LoginReason
 	// AuthConfig is auth.AuthConfig: how the bridge authorizes to a Streamable HTTP server
 	// that requires OAuth.
 	AuthConfig = auth.AuthConfig

@@ -56,7 +56,7 @@ func newPool(s *Server) *session.Pool {
 				}
 				return nil
 			},
-			NeedsLogin: func(user, reason string) error {
+			NeedsLogin: func(user string, reason LoginReason) error {
 				return &NeedsLoginError{Server: s.cfg.ID, User: user, Reason: reason, s: s}
 			},
 			IsNeedsLogin: func(err error) bool {

@@ -128,9 +128,9 @@ func ValidateUserID(id string) error {
 // usable grant for the server: none stored, or the server refused it and it could not be
 // refreshed. It wraps ErrNeedsLogin. A web app sends the user to AuthorizationURL.
 type NeedsLoginError struct {
-	Server string // the server's ID
-	User   string // the user the call was for
-	Reason string // why, for logs: no grant stored, refused, refresh failed
+	Server string      // the server's ID
+	User   string      // the user the call was for
+	Reason LoginReason // why: ReasonNoGrant or ReasonGrantRefused
 
 	s *Server
 }
@@ -142,6 +142,34 @@ func (e *NeedsLoginError) Error() string {
 
 // Unwrap returns ErrNeedsLogin.
 func (e *NeedsLoginError) Unwrap() error { return ErrNeedsLogin }
+
+// NeedsLogins returns every *NeedsLoginError in err's tree (Unwrap() error and
+// Unwrap() []error, as ToolsFor's joined error has), in the order errors.As would find
+// them, one per server and user: the logins a host sends its user to.
+func NeedsLogins(err error) []*NeedsLoginError {
+	type key struct{ server, user string }
+	var out []*NeedsLoginError
+	seen := map[key]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *NeedsLoginError:
+			if k := (key{e.Server, e.User}); !seen[k] {
+				seen[k] = true
+				out = append(out, e)
+			}
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				walk(err)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
 
 // AuthorizationURL starts the user's authorization of the server (Server.StartLogin) and
 // returns the URL to send the user's browser to.

@@ -234,8 +234,8 @@ func testRefreshRevokedForOneUser(t *testing.T, kind string) {
 	as.RevokeRefreshOf("alice")
 	_, err := whoami(ctx, set, "alice", "alice")
 	var nle *bridge.NeedsLoginError
-	if !errors.As(err, &nle) || nle.User != "alice" {
-		t.Fatalf("alice with a revoked refresh token: %v, want a *NeedsLoginError", err)
+	if !errors.As(err, &nle) || nle.User != "alice" || nle.Reason != bridge.ReasonGrantRefused {
+		t.Fatalf("alice with a revoked refresh token: %v, want a *NeedsLoginError (ReasonGrantRefused)", err)
 	}
 	if out, err := whoami(ctx, set, "bob", "bob"); err != nil || out != "bob" {
 		t.Fatalf("bob: %q, %v", out, err)

@@ -152,6 +152,20 @@ func (a *AuthConfig) LogValue() slog.Value { return slog.StringValue(a.String())
 // is stored and no Authorizer is given: run `mcpbridge login FILE ID` once.
 var ErrNeedsLogin = errors.New("needs login")
 
+// LoginReason says why a user must log in to a server (bridge.NeedsLoginError.Reason): one of
+// the Reason constants. Its text is what the error says.
+type LoginReason string
+
+// The reasons a user must log in.
+const (
+	// ReasonNoGrant: no grant is stored for the user; the user never logged in to the server,
+	// or logged out (the grant was forgotten).
+	ReasonNoGrant LoginReason = "no grant is stored for the user"
+	// ReasonGrantRefused: the server refused the user's grant and it could not be refreshed
+	// (revoked, expired, or short of scopes the server wants).
+	ReasonGrantRefused LoginReason = "the server refused the user's grant and it could not be refreshed"
+)
+
 // ErrTokenStore is wrapped by the error of a request whose grant could not be read, locked or
 // refreshed because the TokenStore failed (a shared store down or slow) while the server
 // refused the token in use. The grant may well be fine: retry later; sending the user to log

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/session"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -36,7 +37,7 @@ func Example() {
 		Host: session.Host{
 			Fail:         func(phase string, err error, _ *transport.Conn) error { return fmt.Errorf("%s: %w", phase, err) },
 			AsFail:       func(error) error { return nil },
-			NeedsLogin:   func(user, reason string) error { return errors.New(reason) },
+			NeedsLogin:   func(_ string, reason auth.LoginReason) error { return errors.New(string(reason)) },
 			IsNeedsLogin: func(error) bool { return false },
 			ValidUser:    func(string) error { return nil },
 			Opened:       func(transport.Kind, *session.Session) {},

@@ -48,7 +48,7 @@ func testPool(t *testing.T, srv *mcp.Server) *Pool {
 		Host: Host{
 			Fail:   func(phase string, err error, _ *transport.Conn) error { return fmt.Errorf("%s: %w", phase, err) },
 			AsFail: func(error) error { return nil },
-			NeedsLogin: func(user, reason string) error {
+			NeedsLogin: func(user string, reason auth.LoginReason) error {
 				return fmt.Errorf("user %q: %s: %w", user, reason, auth.ErrNeedsLogin)
 			},
 			IsNeedsLogin: func(err error) bool { return errors.Is(err, auth.ErrNeedsLogin) },
@@ -79,7 +79,7 @@ func TestUserRedialBackoffSchedule(t *testing.T) {
 			mu.Unlock()
 			switch {
 			case noGrant.Load():
-				return nil, p.cfg.Host.NeedsLogin(u.id, "no grant is stored for the user")
+				return nil, p.cfg.Host.NeedsLogin(u.id, auth.ReasonNoGrant)
 			case refuse.Load():
 				return nil, errors.New("connection refused")
 			}

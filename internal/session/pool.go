@@ -69,7 +69,7 @@ type Host struct {
 	// AsFail returns the host's failure err is or wraps (one Fail made), or nil.
 	AsFail func(err error) error
 	// NeedsLogin returns the host's error for a user who must log in, and why.
-	NeedsLogin func(user, reason string) error
+	NeedsLogin func(user string, reason auth.LoginReason) error
 	// IsNeedsLogin reports whether err is or wraps an error NeedsLogin made.
 	IsNeedsLogin func(err error) bool
 	// ValidUser checks a user ID.

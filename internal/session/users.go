@@ -167,7 +167,7 @@ func (p *Pool) dialUserGrant(ctx context.Context, u *userState) (*Session, error
 		return nil, fmt.Errorf("user %q: %w", u.id, err)
 	}
 	if !ok {
-		return nil, p.cfg.Host.NeedsLogin(u.id, "no grant is stored for the user")
+		return nil, p.cfg.Host.NeedsLogin(u.id, auth.ReasonNoGrant)
 	}
 	spec := p.cfg.Spec
 	spec.OAuth = u.h
@@ -197,7 +197,7 @@ func (p *Pool) userErr(user string, err error) error {
 	if user == "" || err == nil || !errors.Is(err, auth.ErrNeedsLogin) || p.cfg.Host.IsNeedsLogin(err) {
 		return err
 	}
-	return p.cfg.Host.NeedsLogin(user, "the server refused the user's grant and it could not be refreshed")
+	return p.cfg.Host.NeedsLogin(user, auth.ReasonGrantRefused)
 }
 
 // retireUserSession forgets sess when it is a user's session that a request found dead.
@@ -309,7 +309,7 @@ func (p *Pool) userView(ctx context.Context, id string, direct func(*Session) bo
 	}
 	if !has {
 		release()
-		return nil, nil, false, p.cfg.Host.NeedsLogin(id, "no grant is stored for the user")
+		return nil, nil, false, p.cfg.Host.NeedsLogin(id, auth.ReasonNoGrant)
 	}
 	// Caps stays zero: a view never taps a call as a task (direct checked shared's).
 	view = &Session{CS: shared.CS, Conn: shared.Conn, Started: shared.Started, Kind: shared.Kind, cancel: func() {}, dead: shared.dead, pool: p,
