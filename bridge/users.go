@@ -55,7 +55,10 @@ import (
 //     grant is kept too, with no shared session: its catalogue is per user and each user's
 //     requests go on the user's own session. Set.ToolsFor gives a user the shared tools plus
 //     each per-user server's listing made with that user's token, cached for the ttlMs the
-//     server gave it or until a tools/list_changed.
+//     server gave it or until a tools/list_changed. Where such a listing is not private
+//     (cacheScope "public", or absent), it is listed once, with the first user's grant, and
+//     is every user's with a grant until a tools/list_changed; after a private one, each
+//     user's is their own.
 //   - stdio servers stay shared: one process serves every user, since it carries the host's
 //     environment and credentials rather than a user's. Servers without auth and client
 //     credentials servers (the credentials are the host's) are shared too, catalogue

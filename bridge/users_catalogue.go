@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/internal/catalog"
@@ -20,7 +19,9 @@ import (
 // (a tools/list that answers 401 without one) or came back with cacheScope "private": then
 // the server offers no tool in the shared catalogue (Set.Tools), and each user's listing,
 // made with the user's token, is cached in the user's state (bounded with it, see
-// UserOptions.MaxSessions) for the ttlMs the server gave it. Set.ToolsFor hands it out.
+// UserOptions.MaxSessions) for the ttlMs the server gave it; unless that listing is public
+// (cacheScope "public" or absent): then it is every user's, listed once with the first
+// user's grant (internal/session, Pool.UserCatalogue). Set.ToolsFor hands it out.
 
 // listInfo is what a listing's pages said about caching it (SEP-2549; internal/session).
 type listInfo = session.ListInfo
@@ -55,7 +56,7 @@ func (s *Server) usersOnly(serr *ServerError) bool {
 // userCatalogue returns user id's listing of the server: the cached one when it is fresh
 // (or, with stale, whatever its age), else a new one made with the user's token.
 func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*catalog.Converted, error) {
-	c, err := s.pool.UserCatalogue(ctx, id, stale, func(ctx context.Context) (any, time.Time, error) {
+	c, err := s.pool.UserCatalogue(ctx, id, stale, func(ctx context.Context) (any, listInfo, error) {
 		var (
 			listed []*mcp.Tool
 			raw    map[string]json.RawMessage
@@ -74,7 +75,7 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*cat
 			err = s.do(ctx, PhaseList, "tools/list", true, list)
 		}
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, li, err
 		}
 		var caps taskCaps
 		if sess := s.pool.Current(); sess != nil {
@@ -85,7 +86,7 @@ func (s *Server) userCatalogue(ctx context.Context, id string, stale bool) (*cat
 		for _, p := range problems {
 			s.log.Debug("tool problem in a user's listing", "user", fmt.Sprintf("%q", id), "tool", p.Tool, "problem", p.Problem)
 		}
-		return &l, time.Now().Add(li.TTL), nil
+		return &l, li, nil
 	})
 	if err != nil {
 		return nil, err

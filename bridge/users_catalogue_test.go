@@ -92,10 +92,10 @@ func callAs(ctx context.Context, tl bridge.Tool, user string) (string, error) {
 }
 
 // TestCatalogueSharedOrPerUser fails when a catalogue is shared although the server did
-// not allow it (cacheScope "private", a tools/list that needs the user's grant, or a server
-// that opens only with a user's grant), or kept per user although it did; when a user's listing is served to another user, listed
-// again within its ttlMs, or kept past it; or when a user can call a tool of another
-// user's catalogue.
+// not allow it (cacheScope "private", also where tools/list needs the user's grant or the
+// server opens only with a user's grant), or kept per user although it did; when a user's
+// listing is served to another user, listed again within its ttlMs, or kept past it; or
+// when a user can call a tool of another user's catalogue.
 func TestCatalogueSharedOrPerUser(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -111,10 +111,13 @@ func TestCatalogueSharedOrPerUser(t *testing.T) {
 		{"private", stateful, "all", "private", time.Hour, true, false},
 		{"private stateless", stateless, "all", "private", time.Hour, true, false},
 		{"private ttl 0", stateless, "all", "private", 0, true, true},
-		{"tools/list needs a grant", stateful, "init", "", 0, true, true},
-		{"tools/list needs a grant stateless", stateless, "init", "", 0, true, true},
-		{"everything needs a grant", stateful, "none", "", 0, true, true},
-		{"everything needs a grant stateless", stateless, "none", "", 0, true, true},
+		// A server that lists with a user's grant and says public shares the first user's
+		// listing with every user (TestPublicCatalogueListedOnce); these list each user's
+		// own tools, so they say private.
+		{"tools/list needs a grant", stateful, "init", "private", 0, true, true},
+		{"tools/list needs a grant stateless", stateless, "init", "private", 0, true, true},
+		{"everything needs a grant", stateful, "none", "private", 0, true, true},
+		{"everything needs a grant stateless", stateless, "none", "private", 0, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			as, wrong, lists := catalogueServer(t, tc.kind, tc.anon, tc.scope, tc.ttl)
@@ -234,9 +237,19 @@ func TestToolsForNeedsAUser(t *testing.T) {
 }
 
 // TestUserCatalogueFollowsListChanged: a tools/list_changed makes a user's cached listing
-// stale before its ttlMs ends.
+// stale before its ttlMs ends, and the users' shared one (a public listing made with a
+// user's grant) too.
 func TestUserCatalogueFollowsListChanged(t *testing.T) {
-	as, _, _, srv := catalogueServerMCP(t, stateful, "all", "private", time.Hour)
+	for _, tc := range []struct{ name, anon, scope string }{
+		{"private", "all", "private"},
+		{"public, listed with a grant", "init", "public"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testUserCatalogueFollowsListChanged(t, tc.anon, tc.scope) })
+	}
+}
+
+func testUserCatalogueFollowsListChanged(t *testing.T, anon, scope string) {
+	as, _, _, srv := catalogueServerMCP(t, stateful, anon, scope, time.Hour)
 	set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
 	ctx := ctxT(t, 30*time.Second)
 	loginTo(t, ctx, set, "alice")
@@ -261,5 +274,102 @@ func TestUserCatalogueFollowsListChanged(t *testing.T) {
 			t.Fatalf("alice's tools %v after the change, want %v", toolNames(tools), want)
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// TestPublicCatalogueListedOnce fails when the catalogue of a server that lists its tools
+// only with a user's grant, and says they are public (cacheScope "public", or absent: the
+// default), is listed more than once for many users (it is every user's, listed with the
+// first one's grant), or when a private one is shared; when a user without a grant gets its
+// tools; or when a call carries another user's token.
+func TestPublicCatalogueListedOnce(t *testing.T) {
+	const users = 8
+	for _, tc := range []struct {
+		name  string
+		kind  string
+		anon  string // what the server answers without a token (catalogueServer)
+		scope string // "": the SDK's default (public)
+		lists int64  // tools/list the server answers for all the users' ToolsFor and calls
+	}{
+		{"tools/list needs a grant", stateful, "init", "", 1},
+		{"tools/list needs a grant stateless", stateless, "init", "", 1},
+		{"public", stateful, "init", "public", 1},
+		{"everything needs a grant", stateful, "none", "", 1},
+		{"everything needs a grant stateless", stateless, "none", "public", 1},
+		{"private", stateful, "init", "private", users * 2}, // ttlMs 0: listed at each ToolsFor
+		{"private stateless", stateless, "none", "private", users * 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var wrong, lists atomic.Int64
+			opts := &mcp.ServerOptions{}
+			if tc.scope != "" {
+				opts.SetCacheable = func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = tc.scope }
+			}
+			srv := mcp.NewServer(&mcp.Implementation{Name: "catalogue", Version: "1"}, opts)
+			oauthtest.UserTool(srv, &wrong)
+			oauthtest.OwnTools(srv, &wrong, &lists) // counts the listings
+			as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: tc.kind == stateless, Logger: discard()})
+			if tc.anon == "init" {
+				as.AllowAnonymous("initialize", "notifications/initialized", "server/discover")
+			}
+			t.Cleanup(as.Close)
+			set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
+			ctx := ctxT(t, 60*time.Second)
+			if n := len(set.Tools()); n != 0 {
+				t.Fatalf("%d shared tools, want none (tools/list needs a grant)", n)
+			}
+			var names []string
+			for i := range users {
+				names = append(names, fmt.Sprintf("user%d", i))
+				loginTo(t, ctx, set, names[i])
+			}
+			if n := lists.Load(); n != 0 {
+				t.Fatalf("%d listings before any user asked, want 0", n)
+			}
+
+			// Every user at once, then again one after another, then each calls whoami.
+			toolsOf := func(user string) (bridge.Tools, error) {
+				tools, err := set.ToolsFor(bridge.WithUser(ctx, user))
+				if err == nil && !slices.Equal(toolNames(tools), []string{"whoami"}) {
+					err = fmt.Errorf("tools %v, want [whoami]", toolNames(tools))
+				}
+				return tools, err
+			}
+			var wg sync.WaitGroup
+			errc := make(chan error, users)
+			for _, u := range names {
+				wg.Go(func() {
+					if _, err := toolsOf(u); err != nil {
+						errc <- fmt.Errorf("%s: %w", u, err)
+					}
+				})
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				t.Fatal(err)
+			}
+			for _, u := range names {
+				tools, err := toolsOf(u)
+				if err != nil {
+					t.Fatalf("%s: %v", u, err)
+				}
+				if out, err := callAs(ctx, tools[0], u); err != nil || out != u {
+					t.Fatalf("%s calling whoami: %q, %v", u, out, err)
+				}
+			}
+			if got := lists.Load(); got != tc.lists {
+				t.Errorf("the server answered %d tools/list for %d users, want %d", got, users, tc.lists)
+			}
+
+			// A user without a grant gets no tool, and the login to make.
+			tools, err := set.ToolsFor(bridge.WithUser(ctx, "carol"))
+			if nl := bridge.NeedsLogins(err); len(tools) != 0 || len(nl) != 1 || nl[0].User != "carol" || nl[0].Reason != bridge.ReasonNoGrant {
+				t.Errorf("carol without a grant: %v, %v; want no tool and her login", toolNames(tools), err)
+			}
+			if n := wrong.Load(); n != 0 {
+				t.Fatalf("%d requests carried another user's token", n)
+			}
+		})
 	}
 }

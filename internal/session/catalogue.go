@@ -80,59 +80,105 @@ func (p *Pool) StatelessShared() bool {
 	return sess != nil && sess.Stateless()
 }
 
-// UserCatalogue returns user id's catalogue: the cached one when it is fresh (or, with
-// stale, whatever its age), else the one list makes, on its own goroutine (once, shared by
-// the user's concurrent callers) with ctx naming the user and bounded by the connect timeout
-// and by Close. list returns the catalogue and until when it is fresh.
-func (p *Pool) UserCatalogue(ctx context.Context, id string, stale bool, list func(ctx context.Context) (any, time.Time, error)) (any, error) {
-	p.users.mu.Lock()
-	if p.cfg.Life.Err() != nil {
-		p.users.mu.Unlock()
-		return nil, ErrClosed
-	}
-	u := p.user(id)
-	if c := u.cat; c != nil && (stale || time.Now().Before(u.expires)) {
-		p.users.mu.Unlock()
-		return c, nil
-	}
-	l := u.listing
-	if l == nil {
-		l = &catListing{gen: u.catGen, done: make(chan struct{})}
-		u.listing = l
-		u.busy++ // kept while it lists
-		p.Background(func() { p.listUser(u, l, list) })
-	}
-	p.users.mu.Unlock()
-	select {
-	case <-l.done:
-		return l.cat, l.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// UserCatalogue returns user id's catalogue: the users' shared one once a user's listing
+// was public (cacheScope "public" or absent: any user may be served it), after checking that
+// id has a grant (else the host's NeedsLogin, without contacting the server); else the
+// user's own cached one when it is fresh (or, with stale, whatever its age); else the one
+// list makes, on its own goroutine (once, shared by the user's concurrent callers) with ctx
+// naming the user and bounded by the connect timeout and by Close. Until a user's listing
+// was private, one listing at a time may become every user's: another user waits for it
+// rather than listing too. list returns the catalogue and what its pages said (ListInfo).
+//
+// A public catalogue is kept until a tools/list_changed (ToolsChanged), as the shared
+// catalogue listed without a user is; a private one is fresh for its TTL. Once a user's
+// listing was private, every user's is the user's own, for the server's life.
+func (p *Pool) UserCatalogue(ctx context.Context, id string, stale bool, list func(ctx context.Context) (any, ListInfo, error)) (any, error) {
+	t := &p.users
+	for {
+		t.mu.Lock()
+		if p.cfg.Life.Err() != nil {
+			t.mu.Unlock()
+			return nil, ErrClosed
+		}
+		u := p.user(id)
+		if c := t.pub; c != nil {
+			u.busy++ // the handler is not evicted while it reads the grant
+			t.mu.Unlock()
+			err := p.hasGrant(ctx, u)
+			p.release(u)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+		if c := u.cat; c != nil && (stale || time.Now().Before(u.expires)) {
+			t.mu.Unlock()
+			return c, nil
+		}
+		if l := t.pubListing; l != nil && l.user != u {
+			t.mu.Unlock()
+			select {
+			case <-l.done: // public: served above; else this user lists
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		l := u.listing
+		if l == nil {
+			l = &catListing{user: u, gen: u.catGen, pubGen: t.pubGen, done: make(chan struct{})}
+			u.listing = l
+			if !t.ownOnly {
+				t.pubListing = l
+			}
+			u.busy++ // kept while it lists
+			p.Background(func() { p.listUser(u, l, list) })
+		}
+		t.mu.Unlock()
+		select {
+		case <-l.done:
+			return l.cat, l.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
-// listUser makes u's catalogue with list and keeps it, unless a change made it stale
-// meanwhile.
-func (p *Pool) listUser(u *userState, l *catListing, list func(context.Context) (any, time.Time, error)) {
+// listUser makes u's catalogue with list and keeps it: as every user's when it is public and
+// no user's listing was private, else as u's own; unless a change made it stale meanwhile.
+func (p *Pool) listUser(u *userState, l *catListing, list func(context.Context) (any, ListInfo, error)) {
 	ctx, cancel := context.WithTimeout(WithUser(p.cfg.Life, u.id), p.cfg.ConnectTimeout)
 	defer cancel()
-	c, expires, err := list(ctx)
+	c, li, err := list(ctx)
 	if err != nil {
 		c = nil
 	}
-	p.users.mu.Lock()
+	t := &p.users
+	t.mu.Lock()
 	u.listing = nil
 	u.busy--
-	if c != nil && u.catGen == l.gen {
-		u.cat, u.expires = c, expires
+	if c != nil && li.Private {
+		t.ownOnly = true
+	}
+	switch {
+	case c == nil:
+	case !t.ownOnly:
+		if t.pubListing == l && t.pubGen == l.pubGen {
+			t.pub = c
+		}
+	case u.catGen == l.gen:
+		u.cat, u.expires = c, time.Now().Add(li.TTL)
+	}
+	if t.pubListing == l {
+		t.pubListing = nil
 	}
 	l.cat, l.err = c, err
-	p.users.mu.Unlock()
+	t.mu.Unlock()
 	close(l.done)
 }
 
-// ToolsChanged drops the per-user catalogues a tools/list_changed on session cs makes
-// stale: its user's, or every user's when cs is not a user's session. Each is listed again
+// ToolsChanged drops the users' catalogues a tools/list_changed on session cs makes stale:
+// the shared public one, and its user's, or every user's when cs is not a user's session. Each is listed again
 // when next needed.
 func (p *Pool) ToolsChanged(cs *mcp.ClientSession) {
 	if !p.users.private.Load() {
@@ -140,6 +186,8 @@ func (p *Pool) ToolsChanged(cs *mcp.ClientSession) {
 	}
 	p.users.mu.Lock()
 	defer p.users.mu.Unlock()
+	p.users.pub = nil // the server's, whichever session announced the change
+	p.users.pubGen++
 	for _, u := range p.users.m {
 		if u.slot.sess != nil && u.slot.sess.CS == cs {
 			u.cat = nil

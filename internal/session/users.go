@@ -50,6 +50,13 @@ type userTable struct {
 	// private is set once the server's catalogue is per user; noShared when the server has
 	// no shared session, since only a user's grant opens it.
 	private, noShared atomic.Bool
+	// The users' shared catalogue (UserCatalogue): pub, a user's public listing; pubListing,
+	// the listing under way that may become it; pubGen counts the times pub was found stale;
+	// ownOnly is set once a user's listing was private.
+	pub        any
+	pubListing *catListing
+	pubGen     int
+	ownOnly    bool
 }
 
 // userState is one user's OAuth handler, session and catalogue on one server; guarded by
@@ -71,10 +78,12 @@ type userState struct {
 
 // catListing is one listing for a user, shared by that user's concurrent callers.
 type catListing struct {
-	gen  int // the user's catGen when it started: a listing older than a change is not kept
-	done chan struct{}
-	cat  any
-	err  error
+	user   *userState // whose grant it lists with
+	gen    int        // the user's catGen when it started: a listing older than a change is not kept
+	pubGen int        // the table's pubGen when it started
+	done   chan struct{}
+	cat    any
+	err    error
 }
 
 // user returns user's state, created on first use, as the most recently used; it closes
@@ -302,20 +311,28 @@ func (p *Pool) userView(ctx context.Context, id string, direct func(*Session) bo
 	u.busy++ // the handler is not evicted while the call runs
 	p.users.mu.Unlock()
 	release = func() { p.release(u) }
-	has, err := u.h.Ensure(ctx)
-	if err != nil {
+	if err := p.hasGrant(ctx, u); err != nil {
 		release()
-		return nil, nil, false, fmt.Errorf("user %q: %w", id, err)
-	}
-	if !has {
-		release()
-		return nil, nil, false, p.cfg.Host.NeedsLogin(id, auth.ReasonNoGrant)
+		return nil, nil, false, err
 	}
 	// Caps stays zero: a view never taps a call as a task (direct checked shared's).
 	view = &Session{CS: shared.CS, Conn: shared.Conn, Started: shared.Started, Kind: shared.Kind, cancel: func() {}, dead: shared.dead, pool: p,
 		shared: shared, user: id, userOAuth: u.h}
 	view.path.once.Do(func() { view.path.direct, view.path.protocol = shared.path.choose(shared) })
 	return view, release, true, nil
+}
+
+// hasGrant returns nil when u has a grant, else the host's NeedsLogin (or the token store's
+// failure), without contacting the server.
+func (p *Pool) hasGrant(ctx context.Context, u *userState) error {
+	has, err := u.h.Ensure(ctx)
+	if err != nil {
+		return fmt.Errorf("user %q: %w", u.id, err)
+	}
+	if !has {
+		return p.cfg.Host.NeedsLogin(u.id, auth.ReasonNoGrant)
+	}
+	return nil
 }
 
 // continueUserCall finishes on the user's own session a direct call of the user's (on a
