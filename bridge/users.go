@@ -52,8 +52,10 @@ import (
 //     says otherwise: a listing with cacheScope "private" (2026-07-28, SEP-2549), or a
 //     tools/list that needs a user's grant (401 without one), makes the server's catalogue
 //     per user for the server's life. A server that refuses even to start without a user's
-//     grant is kept too, with no shared session: its catalogue is per user and each user's
-//     requests go on the user's own session. Set.ToolsFor gives a user the shared tools plus
+//     grant is kept too, with no shared session: its catalogue is per user; if it keeps
+//     state each user's requests go on the user's own session, if it is stateless every
+//     user's calls go on one connection (opened with the first caller's grant, closed at
+//     that user's logout) with each user's own token. Set.ToolsFor gives a user the shared tools plus
 //     each per-user server's listing made with that user's token, cached for the ttlMs the
 //     server gave it or until a tools/list_changed. Where such a listing is not private
 //     (cacheScope "public", or absent), it is listed once, with the first user's grant, and

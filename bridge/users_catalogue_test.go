@@ -199,10 +199,10 @@ func TestCatalogueSharedOrPerUser(t *testing.T) {
 				}
 			}
 
-			// Sessions per user only on the stateful server (and on one that opens only with a
-			// user's grant, which has no shared connection).
+			// Sessions per user only on the stateful server: a stateless one that opens only
+			// with a user's grant has the users' connection instead of a shared one.
 			sessions := 0
-			if tc.kind == stateful || tc.anon == "none" {
+			if tc.kind == stateful {
 				sessions = 2
 			}
 			if n := set.Servers()[0].UserSessions(); n != sessions {

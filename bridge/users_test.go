@@ -33,6 +33,9 @@ func usersServer(t *testing.T) (*oauthtest.Server, *atomic.Int64) {
 const (
 	stateful  = "stateful"
 	stateless = "stateless"
+	// statelessGrant is a stateless server that answers nothing without a user's grant, not
+	// even server/discover: it has no shared session, only the users' connection.
+	statelessGrant = "stateless, discover needs a grant"
 )
 
 // usersServerOf is usersServer of the given kind (stateful or stateless).
@@ -41,8 +44,10 @@ func usersServerOf(t *testing.T, kind string) (*oauthtest.Server, *atomic.Int64)
 	var wrong atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
 	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: kind == stateless, Logger: discard()})
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: kind != stateful, Logger: discard()})
+	if kind != statelessGrant {
+		as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	}
 	t.Cleanup(as.Close)
 	return as, &wrong
 }
@@ -64,7 +69,14 @@ func usersSet(t *testing.T, as *oauthtest.Server, store bridge.TokenStore, log *
 // whoami calls the tool for user, as user (arg names the user the token must belong to).
 func whoami(ctx context.Context, set *bridge.Set, user, arg string) (string, error) {
 	args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(arg)})
-	for _, tl := range set.Tools() {
+	tools := set.Tools()
+	if len(tools) == 0 { // a server that lists only for a user's grant
+		var err error
+		if tools, err = set.ToolsFor(bridge.WithUser(ctx, user)); len(tools) == 0 {
+			return "", err
+		}
+	}
+	for _, tl := range tools {
 		if tl.Name == "whoami" {
 			out, err := tl.Handler(bridge.WithUser(ctx, user), args)
 			if err != nil {
@@ -100,7 +112,7 @@ func login(t *testing.T, ctx context.Context, set *bridge.Set, user string) {
 }
 
 func TestUsersHaveTheirOwnGrants(t *testing.T) {
-	for _, kind := range []string{stateful, stateless} {
+	for _, kind := range []string{stateful, stateless, statelessGrant} {
 		t.Run(kind, func(t *testing.T) { testUsersHaveTheirOwnGrants(t, kind) })
 	}
 }
@@ -149,8 +161,8 @@ func testUsersHaveTheirOwnGrants(t *testing.T, kind string) {
 	if n := wrong.Load(); n != 1 {
 		t.Fatalf("the server counted %d wrong requests, want 1", n)
 	}
-	want := len(users) // a session per user on the stateful server, none on the stateless one
-	if kind == stateless {
+	want := len(users) // a session per user on the stateful server, none on the stateless ones
+	if kind != stateful {
 		want = 0
 	}
 	if n := set.Servers()[0].UserSessions(); n != want {
@@ -217,7 +229,7 @@ func TestLoginCallbackChecks(t *testing.T) {
 }
 
 func TestRefreshRevokedForOneUser(t *testing.T) {
-	for _, kind := range []string{stateful, stateless} {
+	for _, kind := range []string{stateful, stateless, statelessGrant} {
 		t.Run(kind, func(t *testing.T) { testRefreshRevokedForOneUser(t, kind) })
 	}
 }
@@ -406,8 +418,9 @@ func TestUserSessionsAreBounded(t *testing.T) {
 
 // TestUserCallPath fails when a user's call takes another path than the server's kind
 // calls for: on the stateless server (2026-07-28) the shared connection with the user's
-// token, no session per user; on the stateful one (2025-11-25, Mcp-Session-Id) a session
-// per user, through go-sdk. Refresh after the server dropped a user's access token (a 401)
+// token, no session per user (also where even server/discover needs a user's grant: the
+// users' connection); on the stateful one (2025-11-25, Mcp-Session-Id) a session per user,
+// through go-sdk. Refresh after the server dropped a user's access token (a 401)
 // works on both paths.
 func TestUserCallPath(t *testing.T) {
 	for _, tc := range []struct {
@@ -419,12 +432,13 @@ func TestUserCallPath(t *testing.T) {
 	}{
 		{stateless, "2026-07-28", 0, 6, 0},
 		{stateful, "2025-11-25", 3, 0, 6},
+		{statelessGrant, "", 0, 6, 0}, // no shared session: the users' connection, opened with u1's grant
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			as, wrong := usersServerOf(t, tc.kind)
 			set := usersSet(t, as, &bridge.FileTokenStore{Path: filepath.Join(t.TempDir(), "tokens.json")}, nil)
 			s := set.Servers()[0]
-			if v := s.Status().ProtocolVersion; v != tc.protocol {
+			if v := s.Status().ProtocolVersion; tc.protocol != "" && v != tc.protocol {
 				t.Fatalf("protocol %q, want %q", v, tc.protocol)
 			}
 			ctx := ctxT(t, 60*time.Second)

@@ -85,18 +85,17 @@ func (s *memStore) LockToken(ctx context.Context, k string, _ time.Duration) (fu
 // user's token and the bridge keeps only the user's OAuth handler. Reported: heap per idle
 // user (each user logged in and called once; client and server share the process, so the
 // server's per-session state is included), p50/p99 call latency, and cross-user token
-// uses (must be 0).
+// uses (must be 0). "stateless-grant" is the stateless server answering nothing without a
+// user's grant, not even server/discover: it has no shared session, and the users' calls go
+// on one connection (opened with the first user's grant) with each user's token.
 func BenchmarkUsers(b *testing.B) {
-	for _, stateless := range []bool{false, true} {
-		name := "stateful"
-		if stateless {
-			name = "stateless"
-		}
-		b.Run(name, func(b *testing.B) { benchUsers(b, stateless) })
+	for _, kind := range []string{"stateful", "stateless", "stateless-grant"} {
+		b.Run(kind, func(b *testing.B) { benchUsers(b, kind) })
 	}
 }
 
-func benchUsers(b *testing.B, stateless bool) {
+func benchUsers(b *testing.B, kind string) {
+	stateless := kind != "stateful"
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("MCPBRIDGE_BENCH_USERS")); err == nil && v > 0 {
 		n = v
@@ -106,7 +105,9 @@ func benchUsers(b *testing.B, stateless bool) {
 	oauthtest.UserTool(srv, &wrong)
 	as := oauthtest.NewWith(srv, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	b.Cleanup(as.Close)
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	if kind != "stateless-grant" {
+		as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	}
 
 	ctx := context.Background()
 	store := &memStore{m: map[string]bridge.StoredToken{}, locks: map[string]chan struct{}{}}
@@ -116,7 +117,21 @@ func benchUsers(b *testing.B, stateless bool) {
 		b.Fatalf("connect: %v %v", err, set.Failed())
 	}
 	b.Cleanup(func() { _ = set.Close() })
-	tool := set.Tools()[0]
+	var (
+		toolMu sync.Mutex
+		tools  = set.Tools() // none for stateless-grant: ToolsFor of the first user who has a grant
+	)
+	toolOf := func(user string) (bridge.Tool, error) {
+		toolMu.Lock()
+		defer toolMu.Unlock()
+		if len(tools) == 0 {
+			var err error
+			if tools, err = set.ToolsFor(bridge.WithUser(ctx, user)); err != nil || len(tools) == 0 {
+				return bridge.Tool{}, fmt.Errorf("user %s: ToolsFor: %d tools, %v", user, len(tools), err)
+			}
+		}
+		return tools[0], nil
+	}
 	users := make([]string, n)
 	args := make([]json.RawMessage, n)
 	for i := range users {
@@ -124,6 +139,10 @@ func benchUsers(b *testing.B, stateless bool) {
 		args[i], _ = json.Marshal(map[string]string{"user": oauthtest.UserArg(users[i])})
 	}
 	call := func(i int) error {
+		tool, err := toolOf(users[i])
+		if err != nil {
+			return err
+		}
 		out, err := tool.Handler(bridge.WithUser(ctx, users[i]), args[i])
 		if err == nil && out != hex.EncodeToString([]byte(users[i])) {
 			err = fmt.Errorf("user %s: answered %q", users[i], out)

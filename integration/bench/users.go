@@ -23,11 +23,13 @@ func renderUsers(w func(string, ...any), val func(name, unit string) float64) {
 	w("every request's token against the user the call is for; then calls of its tool from\n")
 	w("`b.RunParallel`, round robin over the users. Stateful: a server that keeps sessions (2025-11-25),\n")
 	w("each user with a session of their own; stateless: 2026-07-28, each user's calls on the shared\n")
-	w("connection with the user's token (the bridge keeps the user's OAuth handler only). The token store\n")
+	w("connection with the user's token (the bridge keeps the user's OAuth handler only); stateless-grant:\n")
+	w("the same where the server answers nothing without a user's grant, not even `server/discover` (one\n")
+	w("connection for the users, opened with the first one's grant). The token store\n")
 	w("is an in-memory `TokenLocker` (the benchmark measures the bridge, not a database). Memory is the\n")
 	w("heap after GC per logged-in, idle user, client and server side together.\n\n")
 	w("| server | heap per idle user (client and server) | call latency p50 / p99 | requests carrying another user's token |\n|---|---|---|---|\n")
-	for _, c := range []string{"stateful", "stateless"} {
+	for _, c := range []string{"stateful", "stateless", "stateless-grant"} {
 		n := u + "/" + c
 		w("| %s | %s | %s / %s | %.0f |\n", c, bytesize(val(n, "heap-B/idle-user")), dur(1e3*val(n, "p50-µs")), dur(1e3*val(n, "p99-µs")), val(n, "cross-user"))
 	}

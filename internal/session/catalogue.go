@@ -71,10 +71,11 @@ func (p *Pool) UsersOnly() {
 }
 
 // StatelessShared reports whether the server's shared session is stateless
-// (Session.Stateless).
+// (Session.Stateless), or, for a server with no shared session, whether none of its sessions
+// was found to keep state.
 func (p *Pool) StatelessShared() bool {
 	if p.users.noShared.Load() {
-		return false
+		return !p.users.stateful.Load() // until a session of it was found to keep state (ListOnce)
 	}
 	sess := p.Current()
 	return sess != nil && sess.Stateless()
@@ -216,6 +217,9 @@ func (p *Pool) ListOnce(ctx context.Context, user string, list func(context.Cont
 	defer p.release(u)
 	sess, err := p.dialUser(ctx, u)
 	if err == nil {
+		if p.users.noShared.Load() && !sess.Stateless() {
+			p.users.stateful.Store(true) // its users' requests go on their own sessions
+		}
 		err = list(ctx, sess)
 		p.Background(func() { _ = sess.Close() })
 	}

@@ -57,6 +57,12 @@ type userTable struct {
 	pubListing *catListing
 	pubGen     int
 	ownOnly    bool
+	// conn is the users' connection of a server with no shared session (usersConn), opened
+	// with connUser's grant; stateful is set once a session of such a server was found to keep
+	// state: each user has a session of their own then.
+	conn     slot
+	connUser string
+	stateful atomic.Bool
 }
 
 // userState is one user's OAuth handler, session and catalogue on one server; guarded by
@@ -213,6 +219,12 @@ func (p *Pool) userErr(user string, err error) error {
 func (p *Pool) retireUserSession(sess *Session, cause error) {
 	p.users.mu.Lock()
 	defer p.users.mu.Unlock()
+	if p.users.conn.sess == sess {
+		p.users.conn.sess = nil
+		p.users.conn.fail(cause)
+		p.Background(func() { _ = sess.Close() })
+		return
+	}
 	for _, u := range p.users.m {
 		if u.slot.sess == sess {
 			u.slot.sess = nil
@@ -228,6 +240,10 @@ func (p *Pool) Forget(user string) {
 	p.users.mu.Lock()
 	if u := p.users.m[user]; u != nil {
 		p.evict(u)
+	}
+	if sess := p.users.conn.sess; sess != nil && p.users.connUser == user {
+		p.users.conn.sess = nil // opened with the grant the user gave up
+		p.Background(func() { _ = sess.Close() })
 	}
 	p.users.mu.Unlock()
 }
@@ -272,6 +288,10 @@ func (p *Pool) OAuthHandlers() []*auth.Handler {
 func (p *Pool) closeUsers() {
 	p.users.mu.Lock()
 	var all []*Session
+	if sess := p.users.conn.sess; sess != nil {
+		all = append(all, sess)
+		p.users.conn.sess = nil
+	}
 	for _, u := range p.users.m {
 		if u.slot.sess != nil {
 			all = append(all, u.slot.sess)
@@ -287,39 +307,87 @@ func (p *Pool) closeUsers() {
 }
 
 // userView returns, for a tools/call by user id on a stateless server, a view of the shared
-// session that calls with the user's OAuth handler; ok is false when the call must go on the
-// user's own session (a stateful server, or a call direct refuses: one that may become a
+// session (or, on a server that opens only with a user's grant, of the users' connection:
+// usersConn) that calls with the user's OAuth handler; ok is false when the call must go on
+// the user's own session (a stateful server, or a call direct refuses: one that may become a
 // task). A user without a grant gets the host's NeedsLogin at once, without contacting the
 // server.
 func (p *Pool) userView(ctx context.Context, id string, direct func(*Session) bool) (view *Session, release func(), ok bool, err error) {
-	if p.users.noShared.Load() {
+	t := &p.users
+	if t.noShared.Load() && t.stateful.Load() {
 		return nil, nil, false, nil
 	}
-	shared, err := p.Shared(ctx)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if !shared.Stateless() || !direct(shared) {
-		return nil, nil, false, nil
-	}
-	p.users.mu.Lock()
+	t.mu.Lock()
 	if p.cfg.Life.Err() != nil {
-		p.users.mu.Unlock()
+		t.mu.Unlock()
 		return nil, nil, false, ErrClosed
 	}
 	u := p.user(id)
 	u.busy++ // the handler is not evicted while the call runs
-	p.users.mu.Unlock()
+	t.mu.Unlock()
 	release = func() { p.release(u) }
-	if err := p.hasGrant(ctx, u); err != nil {
-		release()
-		return nil, nil, false, err
+	shared, err := p.viewBase(ctx, u)
+	if err == nil && shared != nil && shared.Stateless() && direct(shared) {
+		// Caps stays zero: a view never taps a call as a task (direct checked shared's).
+		view = &Session{CS: shared.CS, Conn: shared.Conn, Started: shared.Started, Kind: shared.Kind, cancel: func() {}, dead: shared.dead, pool: p,
+			shared: shared, user: id, userOAuth: u.h}
+		view.path.once.Do(func() { view.path.direct, view.path.protocol = shared.path.choose(shared) })
+		return view, release, true, nil
 	}
-	// Caps stays zero: a view never taps a call as a task (direct checked shared's).
-	view = &Session{CS: shared.CS, Conn: shared.Conn, Started: shared.Started, Kind: shared.Kind, cancel: func() {}, dead: shared.dead, pool: p,
-		shared: shared, user: id, userOAuth: u.h}
-	view.path.once.Do(func() { view.path.direct, view.path.protocol = shared.path.choose(shared) })
-	return view, release, true, nil
+	release()
+	return nil, nil, false, err
+}
+
+// viewBase returns the session a view for u's call is of, after checking u's grant: the
+// shared one, or the users' connection (usersConn); nil when the call must go on u's own
+// session.
+func (p *Pool) viewBase(ctx context.Context, u *userState) (*Session, error) {
+	if !p.users.noShared.Load() {
+		shared, err := p.Shared(ctx)
+		if err != nil || !shared.Stateless() {
+			return nil, err
+		}
+		return shared, p.hasGrant(ctx, u)
+	}
+	if err := p.hasGrant(ctx, u); err != nil {
+		return nil, err
+	}
+	base, err := p.usersConn(ctx, u)
+	if err != nil && (errors.Is(err, auth.ErrNeedsLogin) || p.cfg.Host.IsNeedsLogin(err)) {
+		return nil, nil // the grant of the user who opened it was refused: u's own session says
+	}
+	if err == nil && !base.Stateless() {
+		p.users.stateful.Store(true) // each user has a session of their own from now on
+		p.retireUserSession(base, errors.New("the server keeps sessions"))
+		return nil, nil
+	}
+	return base, err
+}
+
+// usersConn returns the users' connection of a server that opens only with a user's grant
+// (noShared): one session, opened (see acquire) with the grant of the user u whose request
+// needed it first. On a stateless server every user's tools/call goes on it, direct, with the
+// user's own OAuth handler (userView), so that a user's state is only the handler and grant;
+// go-sdk's requests on it (none of a user's: userView keeps views off go-sdk's path) carry
+// the opener's token. The opener's logout (Forget) closes it.
+func (p *Pool) usersConn(ctx context.Context, u *userState) (*Session, error) {
+	t := &p.users
+	return p.acquire(ctx, &t.mu, func() (claim, error) {
+		if p.cfg.Life.Err() != nil {
+			return claim{}, ErrClosed
+		}
+		t.conn.backoff = true
+		return claim{
+			sl:   &t.conn,
+			use:  func() {},
+			open: func() (*Session, error) { return p.openUser(u) },
+			keep: func(*Session) bool {
+				t.connUser = u.id
+				return p.cfg.Life.Err() == nil
+			},
+			counts: func(err error) bool { return !errors.Is(err, auth.ErrNeedsLogin) && !p.cfg.Host.IsNeedsLogin(err) },
+		}, nil
+	})
 }
 
 // hasGrant returns nil when u has a grant, else the host's NeedsLogin (or the token store's
