@@ -63,6 +63,11 @@ type userTable struct {
 	conn     slot
 	connUser string
 	stateful atomic.Bool
+	// connViews counts the calls in flight on each users' connection (userView), and
+	// connRetired holds the ones retired while calls ran on them: closed when their last call
+	// ends (releaseConn), so a logout never cuts another user's call.
+	connViews   map[*Session]int
+	connRetired map[*Session]bool
 }
 
 // userState is one user's OAuth handler, session and catalogue on one server; guarded by
@@ -222,7 +227,7 @@ func (p *Pool) retireUserSession(sess *Session, cause error) {
 	if p.users.conn.sess == sess {
 		p.users.conn.sess = nil
 		p.users.conn.fail(cause)
-		p.Background(func() { _ = sess.Close() })
+		p.retireConn(sess)
 		return
 	}
 	for _, u := range p.users.m {
@@ -243,9 +248,55 @@ func (p *Pool) Forget(user string) {
 	}
 	if sess := p.users.conn.sess; sess != nil && p.users.connUser == user {
 		p.users.conn.sess = nil // opened with the grant the user gave up
-		p.Background(func() { _ = sess.Close() })
+		p.retireConn(sess)
 	}
 	p.users.mu.Unlock()
+}
+
+// retireConn closes sess, a users' connection no longer handed out, once no call runs on
+// it; p.users.mu is held.
+func (p *Pool) retireConn(sess *Session) {
+	t := &p.users
+	if t.connViews[sess] > 0 {
+		if t.connRetired == nil {
+			t.connRetired = make(map[*Session]bool)
+		}
+		t.connRetired[sess] = true
+		return
+	}
+	p.Background(func() { _ = sess.Close() })
+}
+
+// holdConn counts a call on base when it is the current users' connection; false when base
+// was retired meanwhile (the call goes on the user's own session).
+func (p *Pool) holdConn(base *Session) bool {
+	t := &p.users
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conn.sess != base {
+		return false
+	}
+	if t.connViews == nil {
+		t.connViews = make(map[*Session]int)
+	}
+	t.connViews[base]++
+	return true
+}
+
+// releaseConn ends a call counted by holdConn, closing base if it was retired and this was
+// its last call.
+func (p *Pool) releaseConn(base *Session) {
+	t := &p.users
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.connViews[base]--; t.connViews[base] > 0 {
+		return
+	}
+	delete(t.connViews, base)
+	if t.connRetired[base] {
+		delete(t.connRetired, base)
+		p.Background(func() { _ = base.Close() })
+	}
 }
 
 // UserSessions is how many per-user sessions the pool holds open.
@@ -328,6 +379,13 @@ func (p *Pool) userView(ctx context.Context, id string, direct func(*Session) bo
 	release = func() { p.release(u) }
 	shared, err := p.viewBase(ctx, u)
 	if err == nil && shared != nil && shared.Stateless() && direct(shared) {
+		if p.users.noShared.Load() {
+			if !p.holdConn(shared) {
+				release()
+				return nil, nil, false, nil // retired meanwhile: u's own session
+			}
+			release = func() { p.releaseConn(shared); p.release(u) }
+		}
 		// Caps stays zero: a view never taps a call as a task (direct checked shared's).
 		view = &Session{CS: shared.CS, Conn: shared.Conn, Started: shared.Started, Kind: shared.Kind, cancel: func() {}, dead: shared.dead, pool: p,
 			shared: shared, user: id, userOAuth: u.h}
@@ -369,7 +427,8 @@ func (p *Pool) viewBase(ctx context.Context, u *userState) (*Session, error) {
 // needed it first. On a stateless server every user's tools/call goes on it, direct, with the
 // user's own OAuth handler (userView), so that a user's state is only the handler and grant;
 // go-sdk's requests on it (none of a user's: userView keeps views off go-sdk's path) carry
-// the opener's token. The opener's logout (Forget) closes it.
+// the opener's token. The opener's logout (Forget) retires it: it is closed once the calls
+// on it have ended.
 func (p *Pool) usersConn(ctx context.Context, u *userState) (*Session, error) {
 	t := &p.users
 	return p.acquire(ctx, &t.mu, func() (claim, error) {

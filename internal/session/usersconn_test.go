@@ -60,3 +60,43 @@ func TestUsersConnClosedAtOpenersLogout(t *testing.T) {
 		t.Fatalf("opens %v, want one with alice's grant, then one with bob's", opened)
 	}
 }
+
+// TestUsersConnDrainedAtOpenersLogout: a call of another user's in flight on the users'
+// connection when its opener logs out runs to its end; the connection closes after it.
+func TestUsersConnDrainedAtOpenersLogout(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "conn", Version: "1"}, nil)
+	p := testPool(t, srv)
+	p.UsersOnly()
+	p.dialUser = func(ctx context.Context, u *userState) (*Session, error) {
+		sess, _, f := p.openAttempt(ctx, transport.KindInProcess, "", &negotiation{wait: time.Second})
+		if f != nil {
+			return nil, f.err
+		}
+		return sess, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p.users.mu.Lock()
+	alice := p.user("alice")
+	p.users.mu.Unlock()
+	first, err := p.usersConn(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.holdConn(first) { // bob's call starts on it
+		t.Fatal("the current users' connection was not handed out")
+	}
+	p.Forget("alice")
+	if p.holdConn(first) {
+		t.Fatal("a retired users' connection was handed out to a new call")
+	}
+	if err := first.CS.Ping(ctx, nil); err != nil {
+		t.Fatalf("bob's call in flight lost its connection at alice's logout: %v", err)
+	}
+	p.releaseConn(first) // bob's call ends
+	select {
+	case <-first.Dead():
+	case <-ctx.Done():
+		t.Fatal("the retired connection stayed open after its last call")
+	}
+}
