@@ -192,6 +192,7 @@ func isConsonant(c byte) bool { return 'a' <= c && c <= 'z' && !strings.Contains
 // stems, when not nil, caches the stem of each word ("" for a stopword) across calls: New
 // meets the same words in every document.
 func terms(dst []string, s string, whole func(term string) bool, stems map[string]string) []string {
+	s = plainURLs(s)
 	var prev string
 	stemOf := func(w string) string {
 		if st, ok := stems[w]; ok {
@@ -241,19 +242,158 @@ func terms(dst []string, s string, whole func(term string) bool, stems map[strin
 	return dst
 }
 
-// phrase returns the one term two consecutive words stand for, or "".
+// plainURLs rewrites each URL of s (scheme://host/path?query) as the word "url" and its
+// host's name: "open https://www.example.com/a/b?c=d" reads "open url example". A URL's
+// scheme, path and query are identifiers, not words of the task, and would match the
+// example URLs of unrelated descriptions; that there is a URL, and whose, is what it says.
+func plainURLs(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i >= 0 {
+		start := i
+		for start > 0 && isSchemeByte(s[start-1]) {
+			start--
+		}
+		end := i + 3
+		for end < len(s) && !isURLEnd(s[end]) {
+			end++
+		}
+		host := s[i+3 : end]
+		if j := strings.IndexAny(host, "/?#"); j >= 0 {
+			host = host[:j]
+		}
+		if j := strings.LastIndexByte(host, '@'); j >= 0 {
+			host = host[j+1:] // credentials are no words
+		}
+		if j := strings.IndexByte(host, ':'); j >= 0 {
+			host = host[:j]
+		}
+		host = strings.TrimPrefix(host, "www.")
+		if j := strings.LastIndexByte(host, '.'); j >= 0 {
+			host = host[:j] // the top-level domain
+		}
+		b.WriteString(s[:start])
+		b.WriteString(" url ")
+		b.WriteString(host)
+		b.WriteString(" ")
+		s = s[end:]
+		i = strings.Index(s, "://")
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func isSchemeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+func isURLEnd(c byte) bool {
+	return c <= ' ' || strings.IndexByte("\"'<>()[]{}`", c) >= 0
+}
+
+// phrase returns the one term (stemmed) two consecutive words stand for, or "": phrasal
+// verbs and idioms of software work whose words apart say something else ("look up",
+// "clean up", "turn off", "how far"). a is matched by its stem, so inflections count
+// ("signed in", "cleaned up").
 func phrase(a, b string) string {
-	switch {
-	case b == "in" && (a == "log" || a == "logged" || a == "sign" || a == "signed"):
+	switch b {
+	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "calls", "i":
+	default:
+		return ""
+	}
+	if a == "" {
+		return ""
+	}
+	if w := phraseWord(stem(a) + " " + b); w != "" {
+		return stem(w)
+	}
+	return ""
+}
+
+// phraseWord is the word a phrase (its first word stemmed) stands for, or "".
+func phraseWord(p string) string {
+	switch p {
+	case "log in", "sign in":
 		return "login"
-	case a == "how" && b == "many":
+	case "log out", "sign out":
+		return "logout"
+	case "sign up":
+		return "signup"
+	case "how many":
 		return "count"
-	case b == "back" && (a == "roll" || a == "rolled"):
+	case "how far":
+		return "distance"
+	case "roll back":
 		return "rollback"
-	case a == "set" && b == "up":
+	case "set up":
 		return "setup"
-	case a == "look" && b == "up":
+	case "look up":
 		return "lookup"
+	case "look for":
+		return "search"
+	case "look at":
+		return "view"
+	case "find out", "found out", "figur out":
+		return "find"
+	case "writ down":
+		return "note"
+	case "clean up":
+		return "cleanup"
+	case "shut down":
+		return "shutdown"
+	case "tear down", "get rid":
+		return "delete"
+	case "turn off", "switch off":
+		return "disable"
+	case "turn on", "switch on":
+		return "enable"
+	case "back up":
+		return "backup"
+	case "fill in", "fill out":
+		return "fill"
+	case "pull up", "bring up":
+		return "show"
+	case "spin up":
+		return "create"
+	case "kick off":
+		return "start"
+	case "carry out":
+		return "run"
+	case "go to":
+		return "goto"
+	case "clos to":
+		return "near"
+	case "zoom in", "zoom out":
+		return "zoom"
+	case "scroll down", "scroll up":
+		return "scroll"
+	case "check out":
+		return "checkout"
+	case "hook up":
+		return "connect"
+	case "print out":
+		return "print"
+	case "reach out":
+		return "contact"
+	case "keep track":
+		return "track"
+	case "to do":
+		return "todo"
+	case "e mail":
+		return "email"
+	case "sea level":
+		return "elevation"
+	case "api call", "api calls":
+		return "request"
+	case "eye on":
+		return "watch"
+	case "thumb up":
+		return "reaction"
+	case "am i":
+		return "whoami"
 	}
 	return ""
 }
@@ -267,11 +407,11 @@ func relatedGroups() [][]string {
 		{"delete", "remove", "drop", "destroy", "erase", "purge"},
 		{"update", "edit", "modify", "change", "patch", "set", "rename", "replace"},
 		{"close", "resolve", "reopen", "update", "state", "status"},
-		{"get", "fetch", "retrieve", "read", "show", "view", "display", "details", "inspect", "describe"},
+		{"get", "fetch", "retrieve", "read", "show", "view", "display", "details", "inspect", "describe", "grab"},
 		{"list", "enumerate", "all", "show", "browse"},
 		{"search", "find", "query", "lookup", "look", "discover"},
 		{"run", "execute", "start", "trigger", "launch", "invoke"},
-		{"stop", "kill", "terminate", "halt", "cancel", "abort", "end"},
+		{"stop", "kill", "terminate", "halt", "cancel", "abort", "end", "shutdown"},
 		{"send", "post", "publish", "deliver"},
 		{"comment", "note", "reply", "discussion"},
 		{"directory", "folder", "dir"},
@@ -313,6 +453,142 @@ func relatedGroups() [][]string {
 		{"login", "authenticated", "whoami", "current", "self"},
 		{"address", "street", "location", "place"},
 		{"rollback", "rollout", "undo", "revert"},
+		// Everyday words for the same things, by domain, one sense a group.
+		// Files and settings.
+		{"save", "write", "store", "persist"},
+		{"metadata", "info", "stat", "properties"},
+		{"tree", "hierarchy", "structure"},
+		{"inside", "content", "contents"},
+		{"setting", "config", "configuration", "preference"},
+		{"env", "environment"},
+		{"command", "shell", "terminal", "bash", "cmd", "cli"},
+		{"process", "program"},
+		{"install", "setup"},
+		{"upgrade", "bump"},
+		// Code hosting.
+		{"fork", "copy", "clone"},
+		{"code", "source", "codebase"},
+		{"release", "version", "tag"},
+		{"history", "log", "commit"},
+		{"ci", "pipeline", "build"},
+		{"assign", "assignee", "owner"},
+		{"label", "tag", "category"},
+		{"fix", "repair", "solve", "resolve"},
+		{"fail", "failure", "broken", "crash", "break"},
+		{"done", "complete", "finish", "close"},
+		{"latest", "recent", "last", "newest"},
+		{"review", "feedback"},
+		// Browser.
+		{"popup", "dialog", "modal"},
+		{"click", "tap"},
+		{"type", "fill", "enter", "input"},
+		{"field", "input", "box", "textbox", "form"},
+		{"tab", "window"},
+		{"hover", "mouseover"},
+		{"wait", "pause", "sleep", "delay"},
+		{"network", "traffic"},
+		{"resize", "viewport", "dimension"},
+		{"select", "choose", "pick", "dropdown"},
+		{"upload", "attach"},
+		{"url", "link", "href"},
+		{"web", "internet", "online"},
+		{"scrape", "crawl"},
+		{"performance", "slow", "speed", "latency"},
+		{"emulate", "simulate", "mimic"},
+		{"photo", "picture", "image", "screenshot"},
+		// Data.
+		{"row", "record", "entry", "item"},
+		{"property", "attribute", "field"},
+		{"schema", "definition", "structure"},
+		// Messaging.
+		{"channel", "room", "conversation"},
+		{"reply", "respond", "answer", "thread"},
+		{"reaction", "emoji"},
+		{"message", "dm", "msg"},
+		{"profile", "bio"},
+		{"teammate", "colleague", "coworker", "member", "user"},
+		{"team", "member"},
+		// Calendars.
+		{"schedule", "calendar", "agenda"},
+		{"meeting", "appointment"},
+		{"invite", "attendee", "guest", "participant"},
+		{"available", "availability", "free", "busy"},
+		// Maps.
+		{"direction", "route", "drive", "driving", "trip", "commute", "travel"},
+		{"distance", "far", "mile", "km", "kilometer"},
+		{"elevation", "altitude", "height"},
+		{"geocode", "coordinates", "gps", "lat", "lng"},
+		{"nearby", "near", "around", "vicinity"},
+		{"place", "business", "shop", "restaurant", "cafe", "venue"},
+		{"rating", "review"},
+		// Memory.
+		{"remember", "memory", "memorize", "recall"},
+		{"forget", "delete", "remove", "uninstall"},
+		{"relation", "relationship", "connection", "link"},
+		{"fact", "observation"},
+		// Cloud.
+		{"instance", "vm", "compute"},
+		{"bucket", "storage", "blob"},
+		{"container", "docker"},
+		{"deploy", "ship", "release"},
+		{"scale", "replica"},
+		{"permission", "role", "access", "rbac"},
+		{"quota", "limit", "usage"},
+		{"cost", "price", "pricing", "bill", "billing", "expense", "expensive", "cheap"},
+		{"metric", "telemetry", "measurement"},
+		{"rerun", "retry", "restart", "rebuild"},
+		// Payments.
+		{"payment", "charge", "pay", "transaction"},
+		{"refund", "reimburse"},
+		{"invoice", "bill", "receipt"},
+		{"customer", "client", "buyer"},
+		{"subscription", "plan", "recurring"},
+		// Docs and notes.
+		{"summary", "summarize", "overview"},
+		{"translate", "translation"},
+		{"markdown", "md"},
+		// Time.
+		{"time", "clock"},
+		{"timezone", "tz"},
+		// Asking why.
+		{"why", "cause", "reason"},
+		{"diagnose", "analyze", "troubleshoot", "debug"},
+		{"check", "verify", "validate"},
+		// More everyday objects.
+		{"email", "mail", "inbox"},
+		{"weather", "forecast", "temperature"},
+		{"spreadsheet", "sheet", "excel"},
+		{"chart", "plot", "visualize", "diagram"},
+		{"zip", "archive", "compress"},
+		{"star", "favorite", "bookmark"},
+		{"subscribe", "follow"},
+		{"today", "tomorrow", "yesterday", "date"},
+		{"currency", "money"},
+		{"product", "sku"},
+		{"order", "purchase", "buy"},
+		{"coupon", "discount", "promo"},
+		{"keyboard", "keystroke", "hotkey", "shortcut"},
+		{"reload", "refresh"},
+		{"back", "previous"},
+		{"print", "pdf"},
+		{"dns", "domain"},
+		{"certificate", "cert", "ssl", "tls"},
+		{"health", "healthy", "uptime", "outage"},
+		{"incident", "outage", "alarm"},
+		{"remember", "knowledge"},
+		{"grep", "search"},
+		{"allow", "permit", "permission"},
+		{"priority", "urgent", "severity"},
+		{"sprint", "iteration", "milestone"},
+		{"contributor", "author", "committer"},
+		// Words the phrases stand for.
+		{"logout", "signout"},
+		{"signup", "register", "registration"},
+		{"cleanup", "clean", "prune"},
+		{"disable", "deactivate"},
+		{"enable", "activate"},
+		{"backup", "snapshot"},
+		{"todo", "task"},
 	}
 }
 

@@ -14,8 +14,13 @@
 // words at camelCase and letter-digit boundaries (get_pull_request, list-pages,
 // getUserProfile, HTTPServer, page2); a word that case split is also kept whole (GitHub →
 // git, hub, github). Words are lowercased, stopwords dropped, and a light stemmer folds
-// plurals, -ing, -ed and a final e (issues → issu, created → creat). A handful of two-word
-// phrases become one term ("logged in" → login, "how many" → count).
+// plurals, -ing, -ed and a final e (issues → issu, created → creat). Two-word phrasal
+// verbs and idioms of software work whose words apart say something else become one term,
+// whatever the first word's inflection ("logged in" → login, "how many" → count, "look
+// for" → search, "cleaned up" → cleanup, "turn off" → disable, "close to" → near, "sea
+// level" → elevation, "api calls" → request). A URL reads as the word url and its host's
+// name ("https://www.example.com/a/b?c" → url example): its path and query are identifiers,
+// and would match the example URLs of unrelated descriptions.
 //
 // Documents are scored with BM25F (k1 1.2): each field has a weight and a length
 // normalisation — name 2, title 2, description 1, parameter names 0.6, parameter
@@ -23,9 +28,13 @@
 // "merge" in a tool's name counts twice "merge" in a description (the name coverage below
 // rewards the name again), and a server's instructions, shared by all its tools, barely
 // separate them. On top of BM25F:
-//   - Related words: each query word also matches a small table of everyday synonyms of
-//     software work (create/add/new, delete/remove, folder/directory, ...) at 0.4 of its
-//     weight, and indexed words it is a prefix of (four bytes or more: "fail" → failure) at
+//   - Related words: each query word also matches a table of synonyms of software work
+//     (create/add/new, delete/remove, folder/directory, ...) and of the everyday words people
+//     use for the things of common tool domains — files, code hosting, browsers, data,
+//     messaging, calendars, maps, memory, cloud, payments, notes, time (drive/route/
+//     directions, popup/dialog, copy/fork, remember/memory/knowledge, shutdown/stop/kill) —
+//     one sense a group, a word of two senses in a group of each ("local" is in none: a
+//     local file is no nearby place), at 0.4 of its weight, and indexed words it is a prefix of (four bytes or more: "fail" → failure) at
 //     0.3 — at 0.05 when the index knows the word itself, since a longer word is then
 //     likely another sense ("react" → reaction), and never for a compound of the word and
 //     another indexed word ("event" → eventhub). An expansion is never weighed by a higher
