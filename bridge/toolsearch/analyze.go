@@ -148,8 +148,8 @@ func isWeak(t string) bool {
 // creat, queries → query, boxes → box). Words of three bytes or fewer and words with digits
 // are kept as they are.
 func stem(w string) string {
-	if len(w) <= 3 || strings.ContainsFunc(w, unicode.IsDigit) {
-		return w
+	if len(w) <= 3 || w == "news" || strings.ContainsFunc(w, unicode.IsDigit) {
+		return w // news is no plural of new
 	}
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
@@ -193,7 +193,8 @@ func isConsonant(c byte) bool { return 'a' <= c && c <= 'z' && !strings.Contains
 // meets the same words in every document.
 func terms(dst []string, s string, whole func(term string) bool, stems map[string]string) []string {
 	s = plainURLs(s)
-	var prev string
+	var prev string // the last word's stem, or the word itself if a stopword
+	last := -1      // where in dst the last word's term is, or -1
 	stemOf := func(w string) string {
 		if st, ok := stems[w]; ok {
 			return st
@@ -208,16 +209,22 @@ func terms(dst []string, s string, whole func(term string) bool, stems map[strin
 		return st
 	}
 	word := func(w string) {
-		if one := phrase(prev, w); one != "" {
-			if n := len(dst); n > 0 && !isStopword(prev) && dst[n-1] == stem(prev) {
-				dst = dst[:n-1]
+		st := stemOf(w)
+		key := st
+		if key == "" {
+			key = w
+		}
+		if one := phrase(prev, key); one != "" {
+			if last >= 0 && last == len(dst)-1 {
+				dst = dst[:last]
 			}
 			dst = append(dst, one)
-			prev = ""
+			prev, last = "", -1
 			return
 		}
-		prev = w
-		if st := stemOf(w); st != "" {
+		prev, last = key, -1
+		if st != "" {
+			last = len(dst)
 			dst = append(dst, st)
 		}
 	}
@@ -228,7 +235,7 @@ func terms(dst []string, s string, whole func(term string) bool, stems map[strin
 		}
 		t := stem(run)
 		if whole != nil && whole(t) {
-			prev = run
+			prev, last = t, len(dst)
 			dst = append(dst, t)
 			return
 		}
@@ -296,18 +303,18 @@ func isURLEnd(c byte) bool {
 
 // phrase returns the one term (stemmed) two consecutive words stand for, or "": phrasal
 // verbs and idioms of software work whose words apart say something else ("look up",
-// "clean up", "turn off", "how far"). a is matched by its stem, so inflections count
-// ("signed in", "cleaned up").
+// "clean up", "turn off", "how far"). a and b are the words' stems, or the words
+// themselves if stopwords, so inflections count ("signed in", "cleaned up").
 func phrase(a, b string) string {
 	switch b {
-	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "calls", "i":
+	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "i":
 	default:
 		return ""
 	}
 	if a == "" {
 		return ""
 	}
-	if w := phraseWord(stem(a) + " " + b); w != "" {
+	if w := phraseWord(a + " " + b); w != "" {
 		return stem(w)
 	}
 	return ""
@@ -386,7 +393,7 @@ func phraseWord(p string) string {
 		return "email"
 	case "sea level":
 		return "elevation"
-	case "api call", "api calls":
+	case "api call":
 		return "request"
 	case "eye on":
 		return "watch"
@@ -581,6 +588,19 @@ func relatedGroups() [][]string {
 		{"priority", "urgent", "severity"},
 		{"sprint", "iteration", "milestone"},
 		{"contributor", "author", "committer"},
+		{"echo", "repeat"},
+		{"variable", "var"},
+		{"db", "sql"},
+		{"table", "collection"},
+		{"meeting", "event"},
+		{"remind", "reminder", "task", "todo"},
+		{"note", "memo", "notebook"},
+		{"transcript", "caption", "subtitle"},
+		{"song", "music"},
+		{"function", "lambda", "serverless"},
+		{"migration", "migrate"},
+		{"explain", "describe"},
+		{"sprint", "cycle"},
 		// Words the phrases stand for.
 		{"logout", "signout"},
 		{"signup", "register", "registration"},

@@ -14,9 +14,9 @@
 // words at camelCase and letter-digit boundaries (get_pull_request, list-pages,
 // getUserProfile, HTTPServer, page2); a word that case split is also kept whole (GitHub →
 // git, hub, github). Words are lowercased, stopwords dropped, and a light stemmer folds
-// plurals, -ing, -ed and a final e (issues → issu, created → creat). Two-word phrasal
+// plurals, -ing, -ed and a final e (issues → issu, created → creat; news stays news). Two-word phrasal
 // verbs and idioms of software work whose words apart say something else become one term,
-// whatever the first word's inflection ("logged in" → login, "how many" → count, "look
+// whatever the words' inflections ("logged in" → login, "how many" → count, "look
 // for" → search, "cleaned up" → cleanup, "turn off" → disable, "close to" → near, "sea
 // level" → elevation, "api calls" → request). A URL reads as the word url and its host's
 // name ("https://www.example.com/a/b?c" → url example): its path and query are identifiers,

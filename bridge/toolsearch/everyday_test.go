@@ -24,6 +24,9 @@ func everydayDocs() []toolsearch.Document {
 		{Name: "post_message", Description: "Post a new message to a channel.", Server: "chat"},
 		{Name: "get_current_user", Description: "Get the authenticated user.", Server: "docs"},
 		{Name: "search_places", Description: "Search for places near a location.", Server: "maps"},
+		{Name: "add_task", Description: "Add a task to a project.", Server: "todo"},
+		{Name: "news_search", Description: "Search recent news articles.", Server: "web"},
+		{Name: "create_item", Description: "Create a new item.", Server: "store"},
 	}
 }
 
@@ -47,9 +50,16 @@ func TestEverydayWords(t *testing.T) {
 		{"give a thumbs up to the last message", "add_reaction"},
 		{"who am I logged in as", "get_current_user"},
 		{"coffee shops close to the station", "search_places"},
+		{"remind me to water the plants", "add_task"},
 	} {
 		if hits := ix.Search(tc.query, 3); len(hits) == 0 || hits[0].Name != tc.first {
 			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)
+		}
+	}
+	// news is no plural of new: it does not match what creates new things.
+	for _, h := range ix.Search("news", 0) {
+		if h.Name == "create_item" {
+			t.Errorf("Search(news) matches create_item")
 		}
 	}
 }
