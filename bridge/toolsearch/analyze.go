@@ -307,7 +307,7 @@ func isURLEnd(c byte) bool {
 // themselves if stopwords, so inflections count ("signed in", "cleaned up").
 func phrase(a, b string) string {
 	switch b {
-	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "i":
+	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "i", "into":
 	default:
 		return ""
 	}
@@ -401,6 +401,12 @@ func phraseWord(p string) string {
 		return "reaction"
 	case "am i":
 		return "whoami"
+	case "jot down":
+		return "note"
+	case "sum up":
+		return "summarize"
+	case "dig into":
+		return "investigate"
 	}
 	return ""
 }
@@ -411,15 +417,15 @@ func phraseWord(p string) string {
 func relatedGroups() [][]string {
 	return [][]string{
 		{"create", "add", "new", "make", "insert", "open"},
-		{"delete", "remove", "drop", "destroy", "erase", "purge"},
-		{"update", "edit", "modify", "change", "patch", "set", "rename", "replace"},
+		{"delete", "remove", "drop", "destroy", "erase", "purge", "trash", "wipe", "discard", "ditch"},
+		{"update", "edit", "modify", "change", "patch", "set", "rename", "replace", "adjust", "tweak", "alter"},
 		{"close", "resolve", "reopen", "update", "state", "status"},
 		{"get", "fetch", "retrieve", "read", "show", "view", "display", "details", "inspect", "describe", "grab"},
 		{"list", "enumerate", "all", "show", "browse"},
-		{"search", "find", "query", "lookup", "look", "discover"},
+		{"search", "find", "query", "lookup", "look", "discover", "locate"},
 		{"run", "execute", "start", "trigger", "launch", "invoke"},
 		{"stop", "kill", "terminate", "halt", "cancel", "abort", "end", "shutdown"},
-		{"send", "post", "publish", "deliver"},
+		{"send", "post", "publish", "deliver", "announce", "broadcast", "notify"},
 		{"comment", "note", "reply", "discussion"},
 		{"directory", "folder", "dir"},
 		{"file", "path"},
@@ -601,6 +607,8 @@ func relatedGroups() [][]string {
 		{"migration", "migrate"},
 		{"explain", "describe"},
 		{"sprint", "cycle"},
+		{"export", "download", "dump"},
+		{"import", "load", "ingest"},
 		// Words the phrases stand for.
 		{"logout", "signout"},
 		{"signup", "register", "registration"},

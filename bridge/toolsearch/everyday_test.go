@@ -27,6 +27,7 @@ func everydayDocs() []toolsearch.Document {
 		{Name: "add_task", Description: "Add a task to a project.", Server: "todo"},
 		{Name: "news_search", Description: "Search recent news articles.", Server: "web"},
 		{Name: "create_item", Description: "Create a new item.", Server: "store"},
+		{Name: "write_note", Description: "Write a note to the notebook.", Server: "notes"},
 	}
 }
 
@@ -51,6 +52,7 @@ func TestEverydayWords(t *testing.T) {
 		{"who am I logged in as", "get_current_user"},
 		{"coffee shops close to the station", "search_places"},
 		{"remind me to water the plants", "add_task"},
+		{"jot down an idea", "write_note"},
 	} {
 		if hits := ix.Search(tc.query, 3); len(hits) == 0 || hits[0].Name != tc.first {
 			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)
