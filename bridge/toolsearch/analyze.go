@@ -307,7 +307,7 @@ func isURLEnd(c byte) bool {
 // themselves if stopwords, so inflections count ("signed in", "cleaned up").
 func phrase(a, b string) string {
 	switch b {
-	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "i", "into":
+	case "in", "out", "up", "down", "for", "at", "off", "on", "rid", "to", "back", "many", "far", "mail", "track", "do", "level", "call", "i", "into", "onc", "wrot", "chang":
 	default:
 		return ""
 	}
@@ -407,6 +407,10 @@ func phraseWord(p string) string {
 		return "summarize"
 	case "dig into":
 		return "investigate"
+	case "at once":
+		return "multiple"
+	case "who wrot", "who chang":
+		return "blame"
 	}
 	return ""
 }
@@ -609,6 +613,11 @@ func relatedGroups() [][]string {
 		{"sprint", "cycle"},
 		{"export", "download", "dump"},
 		{"import", "load", "ingest"},
+		{"multiple", "several", "batch", "bulk"},
+		{"draft", "wip"},
+		{"paragraph", "block"},
+		{"lint", "linter"},
+		{"blame", "annotate"},
 		// Words the phrases stand for.
 		{"logout", "signout"},
 		{"signup", "register", "registration"},

@@ -28,6 +28,8 @@ func everydayDocs() []toolsearch.Document {
 		{Name: "news_search", Description: "Search recent news articles.", Server: "web"},
 		{Name: "create_item", Description: "Create a new item.", Server: "store"},
 		{Name: "write_note", Description: "Write a note to the notebook.", Server: "notes"},
+		{Name: "read_file", Description: "Read a file.", Server: "files"},
+		{Name: "read_multiple_files", Description: "Read the contents of multiple files.", Server: "files"},
 	}
 }
 
@@ -53,6 +55,7 @@ func TestEverydayWords(t *testing.T) {
 		{"coffee shops close to the station", "search_places"},
 		{"remind me to water the plants", "add_task"},
 		{"jot down an idea", "write_note"},
+		{"read several files at once", "read_multiple_files"},
 	} {
 		if hits := ix.Search(tc.query, 3); len(hits) == 0 || hits[0].Name != tc.first {
 			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)
