@@ -14,13 +14,14 @@
 // words at camelCase and letter-digit boundaries (get_pull_request, list-pages,
 // getUserProfile, HTTPServer, page2); a word that case split is also kept whole (GitHub →
 // git, hub, github). Words are lowercased, stopwords dropped, and a light stemmer folds
-// plurals, -ing, -ed and a final e (issues → issu, created → creat; news stays news). Two-word phrasal
-// verbs and idioms of software work whose words apart say something else become one term,
-// whatever the words' inflections ("logged in" → login, "how many" → count, "look
-// for" → search, "cleaned up" → cleanup, "turn off" → disable, "close to" → near, "sea
-// level" → elevation, "api calls" → request). A URL reads as the word url and its host's
-// name ("https://www.example.com/a/b?c" → url example): its path and query are identifiers,
-// and would match the example URLs of unrelated descriptions.
+// plurals, -ing, -ed and a final e (issues → issu, created → creat; news stays news).
+// Two-word phrasal verbs and idioms of software work, whose words apart say something
+// else, become one term whatever their inflections ("logged in" → login, "how many" →
+// count, "look for" → search, "cleaned up" → cleanup, "turn off" → disable, "close to" →
+// near, "sea level" → elevation, "api calls" → request, "at once" → multiple). A URL reads
+// as the word url and its host's name ("https://www.example.com/a/b?c" → url example): its
+// path and query are identifiers, and would match the example URLs of unrelated
+// descriptions.
 //
 // Documents are scored with BM25F (k1 1.2): each field has a weight and a length
 // normalisation — name 2, title 2, description 1, parameter names 0.6, parameter
@@ -29,16 +30,18 @@
 // rewards the name again), and a server's instructions, shared by all its tools, barely
 // separate them. On top of BM25F:
 //   - Related words: each query word also matches a table of synonyms of software work
-//     (create/add/new, delete/remove, folder/directory, ...) and of the everyday words people
-//     use for the things of common tool domains — files, code hosting, browsers, data,
-//     messaging, calendars, maps, memory, cloud, payments, notes, time (drive/route/
-//     directions, popup/dialog, copy/fork, remember/memory/knowledge, shutdown/stop/kill) —
-//     one sense a group, a word of two senses in a group of each ("local" is in none: a
-//     local file is no nearby place), at 0.4 of its weight, and indexed words it is a prefix of (four bytes or more: "fail" → failure) at
-//     0.3 — at 0.05 when the index knows the word itself, since a longer word is then
-//     likely another sense ("react" → reaction), and never for a compound of the word and
-//     another indexed word ("event" → eventhub). An expansion is never weighed by a higher
-//     IDF than its word: a common word does not become rare evidence through a synonym.
+//     (create/add/new, delete/remove, folder/directory, ...) and of the everyday words
+//     people use for the things and acts of common tool domains — files, code hosting,
+//     browsers, data, messaging, calendars, maps, memory, cloud, payments, notes, time
+//     (drive/route/directions, popup/dialog, copy/fork, remember/knowledge, shutdown/kill,
+//     several/multiple) — one sense a group: a word of two senses is in a group for each,
+//     and a word whose senses would join unrelated tools is in none ("local": a local file
+//     is no nearby place). They count 0.4 of the word's weight, and indexed words it is a
+//     prefix of (four bytes or more: "fail" → failure) 0.3 — 0.05 when the index knows the
+//     word itself, since a longer word is then likely another sense ("react" → reaction),
+//     and never for a compound of the word and another indexed word ("event" →
+//     eventhub). An expansion is never weighed by a higher IDF than its word: a common
+//     word does not become rare evidence through a synonym.
 //     The expansions of one word are alternatives, not joint evidence: in a document the
 //     best of them counts whole and each other half, so a description that says create,
 //     new and add is not three matches of "insert".
@@ -56,9 +59,10 @@
 //     over create_pull_request, but one incidental word that is a whole short name
 //     ("pricing", "take" of take_snapshot) adds little to a longer query.
 //   - Server mentions: a word of a server's name that few other servers' tools use
-//     ("GitHub", "Notion") names that server. A query that names servers scales the score of
-//     every other server's tools by 0.3 (a product named is strong evidence of intent), and the mention itself scores alike for every tool of the
-//     named server (a description that repeats "GitHub" is no better a match).
+//     ("GitHub", "Notion") names that server. A query that names servers scales the score
+//     of every other server's tools by 0.3 (a product named is strong evidence of
+//     intent), and the mention itself scores alike for every tool of the named server (a
+//     description that repeats "GitHub" is no better a match).
 //
 // Ties keep document order. Scores are sums in a fixed order, so the same documents and
 // query always give the same hits in the same order.
@@ -70,10 +74,12 @@
 // the tuning sets, next to plain BM25 over names and descriptions, and the query latency
 // over 1,000 tools (BenchmarkSearch) and its 99th percentile over 1,000 and 10,000
 // (BenchmarkSearchP99). A search allocates little beyond its hits: its per-document sums
-// are a buffer the index reuses, and only the k best hits are kept. TestQuality holds the index to recall@5 ≥ 0.95 and
-// recall@1 ≥ 0.85 on the main set. testdata/eval-heldout.json is the held-out evaluation,
-// never tuned on: 234 tasks in the words people use over the sweep's tools and over 13
-// servers no tuning used (testdata/unseen.json); TestHeldOut -v reports it.
+// are a buffer the index reuses, and only the k best hits are kept. TestQuality holds the
+// index to recall@5 ≥ 0.95 and recall@1 ≥ 0.85 on the main set. testdata/eval-heldout.json
+// is the held-out evaluation, never tuned on: 234 tasks in the words people use over the
+// sweep's tools and over 13 servers no tuning used (testdata/unseen.json); TestHeldOut -v
+// reports it. Changes to the word tables are judged on its aggregate figures only, never
+// on its tasks.
 //
 // # Untrusted text
 //

@@ -45,7 +45,7 @@ func TestEverydayWords(t *testing.T) {
 		{"how high above sea level is Denver", "maps_elevation"},
 		{"make my own copy of that repo", "fork_repository"},
 		{"remember that Alice prefers tea", "create_entities"},
-		{"shut down the dev server", "kill_process"},
+		{"shutting down the dev server", "kill_process"},
 		{"which api calls did the page make", "list_network_requests"},
 		{"dismiss the cookie popup", "browser_handle_dialog"},
 		{"open https://example.com/pipelines/org/repo in the browser", "browser_navigate"},
