@@ -197,6 +197,7 @@ func FuzzSearch(f *testing.F) {
 	f.Add("get_pull_request", "Get details of a PR.", "pull request")
 	f.Add("HTTPServer2Go", "\xff\xfeStart\u202e it", "start http server")
 	f.Add("", "", "")
+	f.Add("open_url", "See https://u:p@www.example.com:8080/a/b?c=d#e, ://x and a://", "open http://a.b/c then look up https://")
 	f.Add(strings.Repeat("a", 100), strings.Repeat("word ", 1000), strings.Repeat("q ", 200))
 	f.Fuzz(func(t *testing.T, name, desc, query string) {
 		docs := append(fixedDocs(), toolsearch.Document{Name: "xylophone_" + name, Description: desc, Server: "fuzz"})
