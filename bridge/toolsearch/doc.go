@@ -50,9 +50,9 @@
 //     use it, at 0.3 times that share times their normalised PMI (how much more often than
 //     chance the two meet in the catalogue), so tools named alike match a word only one
 //     description uses, and a generic name word (get, list) is brought at next to nothing.
-//   - Weak words: words that carry no intent ("take", "make", "go", "long", "own") count a
-//     quarter and bring no related, prefix or associated words: they cannot decide a
-//     ranking alone.
+//   - Weak words: words that carry no intent ("take", "make", "go", "long", "own") and
+//     numbers, which are arguments ("5 replicas", "10 Downing Street"), count a quarter
+//     and bring no related, prefix or associated words: they cannot decide a ranking alone.
 //   - Name coverage is evidence weighed with the rest: the IDF-weighted share of a tool's
 //     name the query covers, times 5, times the share of the query's evidence the name's
 //     words carry (whole from 35 % on). "merge pull request" prefers merge_pull_request

@@ -30,6 +30,8 @@ func everydayDocs() []toolsearch.Document {
 		{Name: "write_note", Description: "Write a note to the notebook.", Server: "notes"},
 		{Name: "read_file", Description: "Read a file.", Server: "files"},
 		{Name: "read_multiple_files", Description: "Read the contents of multiple files.", Server: "files"},
+		{Name: "scale_deployment", Description: "Scale a deployment to a number of replicas.", Server: "cluster"},
+		{Name: "list_runs", Description: "List up to 100 runs of 2024 in pages of 20, newest first.", Server: "ci"},
 	}
 }
 
@@ -37,7 +39,7 @@ func everydayDocs() []toolsearch.Document {
 // own words, through the related words (drive ~ directions, popup ~ dialog, own copy ~
 // fork, remember ~ knowledge, shut down ~ terminate) and phrases ("sea level", "api
 // calls", "thumbs up", "am I", "close to"); a URL reads as a URL, not as the words of its
-// path that example URLs in a description share.
+// path that example URLs in a description share; numbers are arguments, not intent.
 func TestEverydayWords(t *testing.T) {
 	ix := toolsearch.New(everydayDocs())
 	for _, tc := range []struct{ query, first string }{
@@ -56,6 +58,7 @@ func TestEverydayWords(t *testing.T) {
 		{"remind me to water the plants", "add_task"},
 		{"jot down an idea", "write_note"},
 		{"read several files at once", "read_multiple_files"},
+		{"100 replicas of the 2024 build, 20 per zone", "scale_deployment"},
 	} {
 		if hits := ix.Search(tc.query, 3); len(hits) == 0 || hits[0].Name != tc.first {
 			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)

@@ -96,7 +96,7 @@ const (
 	assocShare    = 0.02
 	assocMinShare = 0.5
 	assocWeight   = 0.3
-	// weakWeight is the weight of a query word that carries no intent of its own (isWeak).
+	// weakWeight is the weight of a query word that carries no intent of its own (noIntent: weak words and numbers).
 	weakWeight = 0.25
 	// mentionShare: a server's name term is a mention when at most this share of the other
 	// servers' documents have it.
@@ -527,7 +527,7 @@ type queryTerm struct {
 
 // queryTerms weighs a query's terms: each distinct term at 1 (a term said twice counts
 // once more), a word that carries no intent of its own (isWeak: "take", "make", "go",
-// "long") at weakWeight and without expansions; each related term of a word at
+// "long") or a number (an argument: "5 replicas") at weakWeight and without expansions; each related term of a word at
 // relatedWeight, and each indexed term a word is a prefix of at prefixWeight, or at
 // knownPrefixWeight when the index knows the word itself (a longer word is then likely
 // another sense: "react" → reaction) — never a compound of the word and another indexed
@@ -552,7 +552,7 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 		if !x.own { // an expansion of an earlier word, said itself too
 			x.weight, x.idfCap, x.own, x.from = 0, math.Inf(1), true, -1
 		}
-		if isWeak(t) {
+		if noIntent(t) {
 			x.weight = weakWeight
 		} else {
 			x.weight++
@@ -570,7 +570,7 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 		}
 	}
 	for _, t := range ts {
-		if isWeak(t) {
+		if noIntent(t) {
 			continue
 		}
 		from = int32(slices.Index(ts, t)) // a word said twice is one word
@@ -609,7 +609,7 @@ func (ix *Index) queryTerms(ts []string) []queryTerm {
 	co := map[string]int{}
 	for _, t := range ts {
 		pl, ok := ix.postings[t]
-		if !ok || isWeak(t) || len(pl.docs) > maxDF || ix.mentions[t] != nil {
+		if !ok || noIntent(t) || len(pl.docs) > maxDF || ix.mentions[t] != nil {
 			continue
 		}
 		from = -1
@@ -659,6 +659,9 @@ func (ix *Index) npmi(both, a, b float64) float64 {
 func nameMatch(w float64) float64 {
 	return min(1, w*nameMatchScale)
 }
+
+// noIntent reports query terms that say no intent of their own: weak words and numbers.
+func noIntent(t string) bool { return isWeak(t) || isNumber(t) }
 
 func isNumber(t string) bool {
 	return !strings.ContainsFunc(t, func(r rune) bool { return r < '0' || r > '9' })
