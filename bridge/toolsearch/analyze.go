@@ -618,6 +618,7 @@ func relatedGroups() [][]string {
 		{"paragraph", "block"},
 		{"lint", "linter"},
 		{"blame", "annotate"},
+		{"file", "readme", "changelog", "license", "dockerfile", "makefile"},
 		// Words the phrases stand for.
 		{"logout", "signout"},
 		{"signup", "register", "registration"},

@@ -59,6 +59,7 @@ func TestEverydayWords(t *testing.T) {
 		{"jot down an idea", "write_note"},
 		{"read several files at once", "read_multiple_files"},
 		{"100 replicas of the 2024 build, 20 per zone", "scale_deployment"},
+		{"the README", "read_file"},
 	} {
 		if hits := ix.Search(tc.query, 3); len(hits) == 0 || hits[0].Name != tc.first {
 			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)
