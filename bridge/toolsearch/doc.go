@@ -29,6 +29,10 @@
 // "merge" in a tool's name counts twice "merge" in a description (the name coverage below
 // rewards the name again), and a server's instructions, shared by all its tools, barely
 // separate them. On top of BM25F:
+//   - Exact words: each query word as written (not stemmed, not split by case) counts again,
+//     at 0.25, where a tool's description has it so (the description's BM25F): a word as
+//     the task writes it is better evidence than a stem it shares with other words
+//     ("pages", "paging" → pag). Names are left out: the name coverage rewards them already.
 //   - Related words: each query word also matches a table of synonyms of software work
 //     (create/add/new, delete/remove, folder/directory, ...) and of the everyday words
 //     people use for the things and acts of common tool domains — files, code hosting,

@@ -72,3 +72,15 @@ func TestEverydayWords(t *testing.T) {
 		}
 	}
 }
+
+// TestExactWords: a word as the task writes it is better evidence than the stem it shares
+// with another word (pages, paging → pag).
+func TestExactWords(t *testing.T) {
+	ix := toolsearch.New([]toolsearch.Document{
+		{Name: "tool_a", Description: "Paging through the results.", Server: "a"},
+		{Name: "tool_b", Description: "All the pages of a site.", Server: "b"},
+	})
+	if hits := ix.Search("pages", 0); len(hits) != 2 || hits[0].Name != "tool_b" {
+		t.Errorf("Search(pages) = %v, want tool_b, then tool_a", hits)
+	}
+}

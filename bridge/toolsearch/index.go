@@ -119,6 +119,10 @@ const (
 	// nameMatchScale: a query term of weight w covers min(1, w×nameMatchScale) of a name
 	// term (a related term 0.7).
 	nameMatchScale = 1.75
+	// exactWeight is how much a query word counts again where a tool's description has it
+	// as written (BM25 over the unstemmed words): an exact word is better evidence than a
+	// stem shared with other words.
+	exactWeight = 0.25
 	// maxDocText bounds the text of one document field that is indexed.
 	maxDocText = 32 << 10
 	// maxQueryTerms bounds the terms of one query that are looked up.
@@ -134,7 +138,8 @@ type Index struct {
 	nameSum   []float64          // the sum of the IDFs of each document's nameTerms
 	nameDocs  map[string][]int32 // each term of nameTerms → the documents whose nameTerms have it
 	postings  map[string]*postingList
-	vocab     []string // every indexed term, sorted, for prefix matches
+	exact     map[string]*postingList // each word of descriptions as written: not stemmed, not split by case
+	vocab     []string                // every indexed term, sorted, for prefix matches
 	related   map[string][]string
 
 	scratch sync.Pool // *[]float64 of 4 × len(names), zero: a search's sums (Search)
@@ -242,6 +247,7 @@ func New(docs []Document) *Index {
 			pl.docs = append(pl.docs, posting{doc: int32(i), tf: float32(tf[t])})
 		}
 	}
+	ix.exact = exactPostings(docs)
 	n := float64(len(docs))
 	for t, pl := range ix.postings {
 		df := float64(len(pl.docs))
@@ -266,6 +272,46 @@ func New(docs []Document) *Index {
 		}
 	}
 	return ix
+}
+
+// exactPostings indexes the words of each document's description as written
+// (lowercased, stopwords dropped), with the description's BM25F term frequency, and IDF.
+// Names are left out: the name coverage rewards their words already.
+func exactPostings(docs []Document) map[string]*postingList {
+	out := map[string]*postingList{}
+	lens := make([]float64, len(docs))
+	var avg float64
+	for i, d := range docs {
+		words(plainURLs(redact.ClipMark(d.Description, maxDocText, "")), func(run string, _ []string) {
+			if isStopword(run) {
+				return
+			}
+			lens[i]++
+			pl := out[run]
+			if pl == nil {
+				pl = &postingList{}
+				out[run] = pl
+			}
+			if n := len(pl.docs); n > 0 && pl.docs[n-1].doc == int32(i) {
+				pl.docs[n-1].tf++ // a count until every length is known
+			} else {
+				pl.docs = append(pl.docs, posting{doc: int32(i), tf: 1})
+			}
+		})
+		avg += lens[i]
+	}
+	avg = max(avg/float64(max(len(docs), 1)), 1)
+	w, b := fieldDescription.weight()
+	n := float64(len(docs))
+	for _, pl := range out {
+		df := float64(len(pl.docs))
+		pl.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
+		for j := range pl.docs {
+			p := &pl.docs[j]
+			p.tf *= float32(w / (1 - b + b*lens[p.doc]/avg))
+		}
+	}
+	return out
 }
 
 // serverMentions finds the terms that name servers: terms of Server fields that the names,
@@ -413,6 +459,23 @@ func (ix *Index) Search(query string, k int) []Hit {
 				sum[d], most[d] = 0, 0
 			}
 			touched = touched[:0]
+		}
+	}
+	// The query's words as written, again where a description has them so.
+	var said []string
+	words(plainURLs(redact.ClipMark(query, maxDocText, "")), func(run string, _ []string) {
+		if len(said) < maxQueryTerms && !isStopword(run) && !noIntent(stem(run)) && !slices.Contains(said, run) {
+			said = append(said, run)
+		}
+	})
+	for _, w := range said {
+		pl, ok := ix.exact[w]
+		if !ok {
+			continue
+		}
+		for _, p := range pl.docs {
+			tf := float64(p.tf)
+			acc[p.doc] += exactWeight * pl.idf * tf * (k1 + 1) / (k1 + tf)
 		}
 	}
 	// The share of each document's name the query covers: each name term's IDF times how
