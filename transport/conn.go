@@ -355,8 +355,11 @@ func (c *Conn) teardown() error {
 		}
 		return c.stopProcess(proc)
 	}
-	if c.rt != nil && c.rt.own != nil {
-		defer c.rt.own.CloseIdleConnections()
+	if c.rt != nil {
+		c.rt.closing.Store(true)
+		if c.rt.own != nil {
+			defer c.rt.own.CloseIdleConnections()
+		}
 	}
 	if inner == nil {
 		return nil

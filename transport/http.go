@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/internal/callheaders"
 	"github.com/ttalk/mcpbridge/internal/redact"
@@ -45,6 +46,14 @@ type roundTripper struct {
 	// own is the transport this connection created for itself (no Spec.HTTPClient
 	// transport given); Close releases its idle connections.
 	own *http.Transport
+	// closing is set when the connection's Close begins. A direct call's POST is no longer
+	// sent then (mcp.ErrConnectionClosed, as on a closed stdio connection); any other
+	// request (go-sdk's DELETE, its notifications/cancelled for what Close cancelled)
+	// closes its HTTP connection after the response, and every request that returns after
+	// it releases own's idle connections again: Close's own release only empties the pool
+	// as it is then, and a request after it would keep whatever goes idle later (idle
+	// keep-alive connections, each with its goroutines, until IdleConnTimeout).
+	closing atomic.Bool
 }
 
 // maxIdlePerHost keeps enough idle connections for concurrent tool calls to one server:
@@ -114,7 +123,13 @@ func hostKey(u *url.URL) string {
 
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	_, direct := req.Body.(wire.DirectBody) // a direct call's POST (internal/wire): nothing to inspect
+	closing := rt.closing.Load()
+	if closing && direct {
+		return nil, mcp.ErrConnectionClosed
+	}
 	out := req.Clone(req.Context())
+	out.Close = out.Close || closing
 	perCall := callheaders.From(req.Context())
 	own := false // the request goes to the endpoint's own host and port
 	if sameURL(req.URL, rt.ep.redacted) {
@@ -146,7 +161,6 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	var isInit bool
 	var sentToolsList bool
-	_, direct := req.Body.(wire.DirectBody) // a direct call's POST (internal/wire): nothing to inspect
 	if !direct && (rt.detect || rt.captures) && req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -169,6 +183,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	resp, err := rt.base.RoundTrip(out)
+	if rt.own != nil && rt.closing.Load() {
+		// Close began while this request was on its way: its transport may have taken a
+		// connection from the pool (or dialled one) after Close released the pool's.
+		rt.own.CloseIdleConnections()
+	}
 	if err != nil {
 		return nil, redact.Error(err, rt.secretsWith(perCall))
 	}
