@@ -191,6 +191,8 @@ func BenchmarkScale(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(scaleChurnServers, "churn-servers")
+	b.ReportMetric(scaleChurnCalls, "churn-calls")
 	b.ReportMetric(churn.calm, "churn-calm-calls/s")
 	b.ReportMetric(churn.churn, "churn-calls/s")
 	b.ReportMetric(churn.redials, "churn-redials")
@@ -325,7 +327,9 @@ func measureBridgeScale(ctx context.Context, b *testing.B, k scaleKind, cfgs []b
 	}
 	c := base.held(took)
 	c.otherProtocol = int64(other)
-	b.Logf("bridge, %s, %d servers: Connect %v, %d on another protocol than %s", k.name, len(cfgs), took.Round(time.Millisecond), other, k.protocol)
+	if other > 0 {
+		b.Logf("bridge, %s, %d servers: %d on another protocol than %s", k.name, len(cfgs), other, k.protocol)
+	}
 	if inspect != nil {
 		inspect(set)
 	}
@@ -388,7 +392,6 @@ func measureRawScale(ctx context.Context, b *testing.B, k scaleKind, cfgs []brid
 		}
 	}
 	c := base.held(took)
-	b.Logf("raw go-sdk, %s, %d servers: %v", k.name, len(cfgs), took.Round(time.Millisecond))
 	runtime.KeepAlive(all)
 	closeAll()
 	base.closed(b, fmt.Sprintf("raw go-sdk, %s, %d servers", k.name, len(cfgs)))

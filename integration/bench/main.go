@@ -2,13 +2,14 @@
 // tree, stamped with the commit, so that no table in it can be older than the code:
 //
 //	cd integration && npm ci && cd ..   # once: the TypeScript SDK client
-//	go run ./integration/bench          # from the repository root; about 4–6 minutes
+//	go run ./integration/bench          # from the repository root; about 6–8 minutes
 //
 // It builds the test binaries of ./integration and ./bridge, runs BenchmarkVsSDKs,
 // BenchmarkCallRatio, BenchmarkAssembly, BenchmarkMemory, BenchmarkFlatten,
 // BenchmarkValidate, TestLoad, BenchmarkUpfrontTokens, bridge's BenchmarkHandlerHooks and
 // bridge/toolsearch's and bridge/tokens' benchmarks, and the many-users benchmarks
-// (users.go: BenchmarkUsers, BenchmarkUsersExpiry, BenchmarkReplicas) one after another, and
+// (users.go: BenchmarkUsers, BenchmarkUsersExpiry, BenchmarkReplicas) and BenchmarkScale (scale.go:
+// a host with hundreds of servers) one after another, and
 // writes every table of BENCHMARKS.md from their output. -quick runs each with a fraction
 // of the work (a smoke test of the pipeline; its numbers mean little), -out writes
 // elsewhere, -raw keeps the benchmarks' own output next to it.
@@ -110,6 +111,7 @@ func run(ctx context.Context, outPath, rawPath string, quick bool) error {
 		{"bridge/tokens", []string{"-test.run", "^$", "-test.bench", "^BenchmarkSweep$", "-test.benchmem", "-test.benchtime", bt("5x", "1x")}},
 	}
 	steps = append(steps, usersSteps(bt)...)
+	steps = append(steps, scaleSteps()...)
 	var all bytes.Buffer
 	for _, s := range steps {
 		logf("%s: %s", s.pkg, strings.Join(s.args, " "))
