@@ -68,12 +68,13 @@ type scaleKind struct {
 // many servers the bridge left on another protocol than their kind's (a server/discover
 // unanswered for a quarter of the connect timeout falls back to initialize). Raw go-sdk
 // opens no subscriptions/listen stream (it does for a client with a
-// ToolListChangedHandler); the bridge opens one per 2026-07-28 server. Then
+// ToolListChangedHandler); the bridge opens one per 2026-07-28 server. A server the bridge
+// skips is counted, not fatal. Then
 // calls of add over 100 servers from 16 goroutines, calm and while one server after
 // another is closed and dialled again (churn), and the p99 of one Set.Search's CPU time
 // over the 10,000 tools of the 1,000 stateless endpoints. Every figure is a metric; one
-// op measures everything once (`-benchtime 1x`: about two minutes on 2 cores, most of it
-// the two assemblies of 1,000 endpoints).
+// op measures everything once (`-benchtime 1x`: 50–75 s on 2 cores, more on a busy
+// machine, most of it the two assemblies of 1,000 endpoints).
 func BenchmarkScale(b *testing.B) {
 	ctx := benchContext(b)
 	bin := goBuild(b, "scaleserver")
@@ -163,6 +164,7 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(m.v, pre+"raw-"+m.unit)
 			}
 			b.ReportMetric(float64(br.otherProtocol)/iters, pre+"other-protocol")
+			b.ReportMetric(float64(br.skipped)/iters, pre+"skipped")
 			if rh := raw.heap; rh > 0 {
 				b.ReportMetric(float64(br.heap)/float64(rh), pre+"heap-bridge/raw")
 			}
@@ -230,6 +232,8 @@ type scaleCost struct {
 	// their kind's (the bridge falls back to initialize when server/discover goes
 	// unanswered for a quarter of the connect timeout).
 	otherProtocol int64
+	// skipped counts the servers the bridge skipped (Set.Failed).
+	skipped int64
 }
 
 func (c *scaleCost) add(o scaleCost) {
@@ -238,6 +242,7 @@ func (c *scaleCost) add(o scaleCost) {
 	c.goroutines += o.goroutines
 	c.fds += o.fds
 	c.otherProtocol += o.otherProtocol
+	c.skipped += o.skipped
 }
 
 // scaleUnits are the units of perServer's figures, in its order.
@@ -311,11 +316,11 @@ func measureBridgeScale(ctx context.Context, b *testing.B, k scaleKind, cfgs []b
 	if err != nil {
 		b.Fatalf("%s, %d servers: %v", k.name, len(cfgs), err)
 	}
-	if f := set.Failed(); len(f) > 0 {
-		_ = set.Close()
-		b.Fatalf("%s, %d servers: %d skipped, the first: %v", k.name, len(cfgs), len(f), f[0])
+	failed := set.Failed()
+	if len(failed) > 0 { // counted (a loaded machine may time some out), not fatal
+		b.Logf("bridge, %s, %d servers: %d skipped, the first: %v", k.name, len(cfgs), len(failed), failed[0])
 	}
-	if got, want := len(set.Tools()), len(cfgs)*(1+scalePer); got != want {
+	if got, want := len(set.Tools()), (len(cfgs)-len(failed))*(1+scalePer); got != want {
 		_ = set.Close()
 		b.Fatalf("%s, %d servers: %d tools, want %d", k.name, len(cfgs), got, want)
 	}
@@ -326,7 +331,7 @@ func measureBridgeScale(ctx context.Context, b *testing.B, k scaleKind, cfgs []b
 		}
 	}
 	c := base.held(took)
-	c.otherProtocol = int64(other)
+	c.otherProtocol, c.skipped = int64(other), int64(len(failed))
 	if other > 0 {
 		b.Logf("bridge, %s, %d servers: %d on another protocol than %s", k.name, len(cfgs), other, k.protocol)
 	}

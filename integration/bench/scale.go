@@ -4,7 +4,7 @@ import "fmt"
 
 // The section on a host with hundreds of servers (issue 37): its step and its rendering.
 
-// scaleSteps runs BenchmarkScale (about two minutes; it makes one measurement whatever the
+// scaleSteps runs BenchmarkScale (about a minute; it makes one measurement whatever the
 // bench time).
 func scaleSteps() []step {
 	return []step{
@@ -46,16 +46,16 @@ func renderScale(w func(string, ...any), val func(name, unit string) float64) {
 	w("`subscriptions/listen` stream to each 2026-07-28 server; raw go-sdk, without a\n")
 	w("`ToolListChangedHandler`, opens none. \"Other protocol\" counts the servers the bridge left on\n")
 	w("another protocol than their kind's (server/discover unanswered for a quarter of the connect\n")
-	w("timeout: the bridge falls back to initialize).\n\n")
-	w("| servers | kind | time to assemble, bridge (raw) | heap, bridge (raw) | bridge ÷ raw heap | goroutines, bridge (raw) | fds, bridge (raw) | other protocol |\n|---|---|---|---|---|---|---|---|\n")
+	w("timeout: the bridge falls back to initialize); \"skipped\" the servers it skipped (Set.Failed).\n\n")
+	w("| servers | kind | time to assemble, bridge (raw) | heap, bridge (raw) | bridge ÷ raw heap | goroutines, bridge (raw) | fds, bridge (raw) | other protocol | skipped |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range scaleKinds {
 		for _, n := range k.sizes {
 			p := fmt.Sprintf("%s-%d-", k.key, n)
 			g := func(unit string) float64 { return val(s, p+unit) }
-			w("| %s | %s | %s (%s) | %.0f KiB (%.0f KiB) | %.2f× | %.1f (%.1f) | %.2f (%.2f) | %.0f |\n", thousands(float64(n)), k.label,
+			w("| %s | %s | %s (%s) | %.0f KiB (%.0f KiB) | %.2f× | %.1f (%.1f) | %.2f (%.2f) | %.0f | %.0f |\n", thousands(float64(n)), k.label,
 				dur(1e3*g("connect-µs/server")), dur(1e3*g("raw-connect-µs/server")),
 				g("heap-KiB/server"), g("raw-heap-KiB/server"), g("heap-bridge/raw"),
-				g("goroutines/server"), g("raw-goroutines/server"), g("fds/server"), g("raw-fds/server"), g("other-protocol"))
+				g("goroutines/server"), g("raw-goroutines/server"), g("fds/server"), g("raw-fds/server"), g("other-protocol"), g("skipped"))
 		}
 	}
 	w("\nThe slope of each per-server figure over the sizes (least-squares line through the three\n")
