@@ -43,6 +43,7 @@ func newPool(s *Server) *session.Pool {
 		ConfigErr:       s.configErr,
 		PerUser:         s.perUser,
 		ServeUsers:      s.opts.Users != nil,
+		Tasks:           s.tasks, // its tasks' status notifications
 		Limits: session.Limits{FirstBackoff: firstBackoff, MaxBackoff: maxBackoff, CloseWait: sessionClose,
 			MinDiscoverWait: minDiscoverWait, MaxDiscoverWait: maxDiscoverWait, ListenHold: listenHoldMax, StderrTail: stderrLogTail},
 		Host: session.Host{

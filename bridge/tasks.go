@@ -204,6 +204,7 @@ func newTasks(s *Server, cfg ServerConfig, o *options) *tasks.Client {
 		Log:         s.log,
 		Requester:   taskHost{s},
 		Gone:        func(origin any) (bool, error) { return s.pool.Ended(origin) }, // the pool is made after the tasks client
+		Subscribe:   func(origin any, id string) func() { return s.pool.ListenTasks(origin, id) },
 	}
 	if o.OnElicitation != nil {
 		tc.Ask = taskHost{s}.ask

@@ -46,6 +46,14 @@ type taskServer struct {
 	// relatedID, when set, is the task ID tasks/result and the elicitations it delivers
 	// name in their related-task metadata (a server answering about another task).
 	relatedID string
+	// onChange, when set, is told each change of a task (after it, outside the lock): a
+	// server that sends status notifications (tasks_notify_test.go).
+	onChange func(t *fxTask)
+	// lastConn is the connection the last tools/call came on; listened the connections
+	// whose subscriptions/listen named each task ID (notifications.taskIds).
+	lastConn *recordingConn
+	listened map[string][]*recordingConn
+	conns    []*recordingConn // every connection, in order
 
 	// What clients sent.
 	callParams  []json.RawMessage // tools/call params, raw (2025: has "task"?)
@@ -74,6 +82,7 @@ type fxTask struct {
 	elicitAnswer *mcp.ElicitResult
 	changed      chan struct{} // closed and replaced on every change
 	cancelled    bool
+	conn         *recordingConn // the connection the task was created on
 }
 
 func newTaskServer(ext bool) *taskServer {
@@ -253,7 +262,7 @@ func (fx *taskServer) newTask(tool string, args json.RawMessage) *fxTask {
 	if fx.newID != nil {
 		id = fx.newID(fx.seq)
 	}
-	t := &fxTask{fx: fx, id: id, tool: tool, args: args, status: "working", changed: make(chan struct{}), poll: fx.poll, ttl: 60000}
+	t := &fxTask{fx: fx, id: id, tool: tool, args: args, status: "working", changed: make(chan struct{}), poll: fx.poll, ttl: 60000, conn: fx.lastConn}
 	fx.tasks[id] = t
 	return t
 }
@@ -283,10 +292,14 @@ func (t *fxTask) wire() map[string]any {
 // update changes the task under the lock and wakes waiters.
 func (t *fxTask) update(f func(t *fxTask)) {
 	t.fx.mu.Lock()
-	defer t.fx.mu.Unlock()
 	f(t)
 	close(t.changed)
 	t.changed = make(chan struct{})
+	onChange := t.fx.onChange
+	t.fx.mu.Unlock()
+	if onChange != nil {
+		onChange(t)
+	}
 }
 
 func (t *fxTask) set(status, msg string) {
@@ -521,7 +534,11 @@ func (r *recordingTransport) Connect(ctx context.Context) (mcp.Connection, error
 	if err != nil {
 		return nil, err
 	}
-	return &recordingConn{c, r.fx}, nil
+	rc := &recordingConn{c, r.fx}
+	r.fx.mu.Lock()
+	r.fx.conns = append(r.fx.conns, rc)
+	r.fx.mu.Unlock()
+	return rc, nil
 }
 
 type recordingConn struct {
@@ -534,6 +551,23 @@ func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "tools/call" {
 		c.fx.mu.Lock()
 		c.fx.callParams = append(c.fx.callParams, append(json.RawMessage(nil), req.Params...))
+		c.fx.lastConn = c
+		c.fx.mu.Unlock()
+	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "subscriptions/listen" {
+		var p struct {
+			Notifications struct {
+				TaskIDs []string `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		c.fx.mu.Lock()
+		for _, id := range p.Notifications.TaskIDs {
+			if c.fx.listened == nil {
+				c.fx.listened = map[string][]*recordingConn{}
+			}
+			c.fx.listened[id] = append(c.fx.listened[id], c)
+		}
 		c.fx.mu.Unlock()
 	}
 	return m, err

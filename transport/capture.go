@@ -28,6 +28,7 @@ type capture struct {
 	pending map[jsonrpc.ID]struct{} // IDs of tools/list requests sent, not yet answered
 	tools   []json.RawMessage
 	taps    wire.Taps // requests followed by a Tap, not yet answered
+	notes   notices   // notifications handed to the host (notify.go)
 }
 
 // expect records an outgoing tools/list request ID.
@@ -128,6 +129,11 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		r, ok := msg.(*jsonrpc.Response)
 		if !ok {
+			c.one[0] = msg
+			if len(c.cap.notes.take(c.one[:])) == 0 {
+				continue // handed to the host
+			}
+			c.one[0] = nil
 			return msg, nil
 		}
 		c.one[0] = r

@@ -147,6 +147,7 @@ func (s *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		s.capture(msgs)
 		msgs = s.answered(msgs)
+		msgs = s.c.cap.notes.take(msgs)
 		if msgs = s.direct.Deliver(msgs); len(msgs) == 0 {
 			s.scratch = msgs
 			continue

@@ -50,6 +50,15 @@ type listenHolds struct {
 	held map[*mcp.ClientSession]*heldListen
 	// awaiting are sessions whose held listen was written: its acknowledgement re-lists.
 	awaiting map[*mcp.ClientSession]bool
+	// send is the sending handler below the pool's middleware (ListenTasks sends on it).
+	send mcp.MethodHandler
+}
+
+// sender returns the sending handler below the pool's middleware (nil before it is added).
+func (h *listenHolds) sender() mcp.MethodHandler {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.send
 }
 
 type heldListen struct {
@@ -156,6 +165,9 @@ func (p *Pool) releaseListen(sess *Session) {
 // SendingMiddleware is the client's sending middleware (Config.Client's, added by the host): server/discover is bounded and
 // observed (discoverMiddleware), and a held session's subscriptions/listen is kept.
 func (p *Pool) SendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	p.listens.mu.Lock()
+	p.listens.send = next
+	p.listens.mu.Unlock()
 	discover := discoverMiddleware(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {

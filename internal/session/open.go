@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/internal/wire"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,6 +96,8 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 	if err != nil {
 		return nil, false, &failure{phaseConfig, err, nil}
 	}
+	var origin atomic.Pointer[Session] // the session, for its tasks' notifications
+	p.watchTasks(conn, &origin)
 	// The session's context must outlive start-up (the SSE transport reads its stream on it),
 	// so ctx only cancels it until Connect returns.
 	sctx, cancel := context.WithCancel(p.cfg.Life)
@@ -164,6 +167,7 @@ func (p *Pool) openAttempt(ctx context.Context, k transport.Kind, pin string, n 
 	sess.Kind = k
 	ir := cs.InitializeResult()
 	sess.Caps = tasks.ReadCaps(initTap.Result(), ir, ir.ProtocolVersion >= ModernVersion)
+	origin.Store(sess)
 	return sess, false, nil
 }
 

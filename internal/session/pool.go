@@ -38,6 +38,9 @@ type Config struct {
 	Users      Users // the bounds of the per-user state (on a per-user server)
 	Limits     Limits
 	Host       Host
+	// Tasks takes the task status notifications the sessions' servers send (tasknotify.go);
+	// nil: none are taken.
+	Tasks TaskSink
 }
 
 // Users are the bounds of a pool's per-user state and how a user's OAuth handler is made.

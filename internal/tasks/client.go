@@ -51,6 +51,10 @@ type Config struct {
 	// has ended, so that a task it created is lost with it (ErrLost, with cause), and the
 	// process started since is not asked about it; nil: tasks outlive sessions.
 	Gone func(origin any) (gone bool, cause error)
+	// Subscribe asks the server behind session origin (as given to Created) for the status
+	// notifications of extension task taskID (subscriptions/listen) until stop; nil: none
+	// are asked for. Notifications come back through Client.Notified.
+	Subscribe func(origin any, taskID string) (stop func())
 }
 
 // Client is the tasks protocol client of one server: its policy (which calls run as tasks,
@@ -65,7 +69,8 @@ type Client struct {
 	runs       map[string]*Run
 	recent     []string // IDs of tasks created recently on recentSess (a ring of MaxRecentTasks)
 	next       int
-	recentSess any // a new session (a restarted server may count from 1 again) starts afresh
+	recentSess any     // a new session (a restarted server may count from 1 again) starts afresh
+	early      []early // notified states of tasks not followed yet (notify.go)
 }
 
 // New returns the client of one server.
@@ -201,7 +206,8 @@ func (c *Client) RequiredProblem(caps Caps) string {
 // errReusedID explains a task ID the server handed out twice.
 var errReusedID = errors.New("the server handed out this task ID for a new task while it still names another one (task IDs must be unique)")
 
-// add registers r. created says the server just created the task: its ID must be new.
+// add registers r. created says the server just created the task: its ID must be new. A
+// status notification that came before is left in r.early for Await.
 func (c *Client) add(r *Run, created bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -220,6 +226,9 @@ func (c *Client) add(r *Run, created bool) error {
 		c.runs = make(map[string]*Run)
 	}
 	c.runs[r.id] = r
+	if r.sess != nil {
+		r.early, r.hasEarly = c.takeEarly(r.sess, r.id) // notified before it was followed (notify.go)
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ const (
 	MaxInputRequests    = 16                     // inputRequests in one tasks/get answer
 	MaxInputKeysPerTask = 64                     // distinct inputRequests keys over a task's life
 	MaxRecentTasks      = 256                    // task IDs a session remembers to catch one handed out twice
+	MaxEarlyNotices     = 16                     // status notifications kept for tasks not followed yet
 	MaxDuration         = 1000 * time.Hour       // a ttl or pollInterval a server gives (longer ones are read as this)
 )
 

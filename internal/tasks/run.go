@@ -37,6 +37,11 @@ type Run struct {
 	// answeredOther is set when the server answered about another task than this one: the
 	// ID is still ours, so giving up cancels it.
 	answeredOther atomic.Bool
+	// wake is signalled when a status notification gave the task a state (noted).
+	wake chan struct{}
+	// early is the notified state of the task from before Await followed it (hasEarly).
+	early    early
+	hasEarly bool
 
 	mu       sync.Mutex      // guards the fields below (the 2025 result fetch polls alongside)
 	ctx      context.Context // the follower's context: input requests for the task run under it
@@ -45,6 +50,7 @@ type Run struct {
 	last     state
 	seen     bool
 	answered map[string]bool // extension: inputRequests keys answered
+	noted    *state          // the state a status notification gave, not yet acted on (notify.go)
 	// structured is the structuredContent of the result Await returned, as the server sent it.
 	structured json.RawMessage
 }
@@ -53,7 +59,7 @@ type Run struct {
 // FlavourUnknown for a task known only by its ID. observe, when not nil, is told each
 // state whose status or message changed, with Server and Tool set.
 func (c *Client) NewRun(ctx context.Context, tool, id string, f Flavour, observe func(context.Context, Task)) *Run {
-	r := &Run{c: c, tool: tool, id: id, ctx: ctx, flav: f, created: time.Now(), observe: observe}
+	r := &Run{c: c, tool: tool, id: id, ctx: ctx, flav: f, created: time.Now(), observe: observe, wake: make(chan struct{}, 1)}
 	if tool != "" {
 		r.label = fmt.Sprintf("tool %q: task %s", tool, redact.Quote(id, 64))
 	} else {
@@ -143,6 +149,13 @@ func (c *Client) Await(ctx context.Context, r *Run) (*mcp.CallToolResult, error)
 		return nil, err
 	}
 	defer c.remove(r)
+	if r.hasEarly {
+		r.note(r.early.f, r.early.st, true)
+	}
+	if _, f, _ := r.state(); f == FlavourExt && r.sess != nil && c.cfg.Subscribe != nil {
+		stop := c.cfg.Subscribe(r.sess, r.id) // its status notifications (notify.go)
+		defer stop()
+	}
 	res, err := r.follow(ctx)
 	if err == nil {
 		return res, nil
@@ -170,6 +183,7 @@ func (r *Run) cancelQuietly(ctx context.Context) {
 func (r *Run) follow(ctx context.Context) (*mcp.CallToolResult, error) {
 	unchanged := 0
 	failures := 0
+	var due time.Time // when the next poll is; zero: not set yet
 	for {
 		st, f, seen := r.state()
 		if seen {
@@ -181,12 +195,21 @@ func (r *Run) follow(ctx context.Context) (*mcp.CallToolResult, error) {
 			}
 			// A handle that says the task ended carries no outcome (extension): fetch it at
 			// once. Otherwise wait for the next poll.
+			// A notified state is acted on at once; the poll stays when it was due.
 			if !(f == FlavourExt && st.Status.Terminal() && !st.fromGet) {
-				if err := wait(ctx, r.interval(unchanged)); err != nil {
+				if due.IsZero() {
+					due = time.Now().Add(r.interval(unchanged))
+				}
+				woke, err := r.sleep(ctx, due)
+				if err != nil {
 					return nil, err
+				}
+				if woke {
+					continue
 				}
 			}
 		}
+		due = time.Time{}
 		next, err := r.Poll(ctx)
 		switch {
 		case err == nil:
