@@ -112,6 +112,8 @@ func child(mode string) int {
 		fmt.Fprintln(os.Stdout, "")
 	case "video":
 		return rawVideoServer()
+	case "notifier":
+		return notifierServer()
 	case "holding", "hung":
 		// A server whose transport holds each answer until it reads its next line
 		// ("holding"), or, once initialized, never writes one ("hung").
