@@ -7,7 +7,8 @@
 // wire.go reads the two versions' shapes, leniently and bounded; client.go holds one
 // server's policy (which calls run as tasks, Tap and Budget) and its tasks in flight; run.go
 // is the lifecycle (poll at a bounded pollInterval, answer input, fetch the result, cancel
-// when the caller gives up). The package knows no bridge type: it sends through a
+// when the caller gives up); notify.go wakes it on the server's status notifications, which
+// the session layer hands to Client.Notified (a [Sink]). The package knows no bridge type: it sends through a
 // [Requester] (the session layer's request on the live session) and tells the host through
 // the hooks of [Config]. The public types (Task, Status, Error) are aliased by package
 // bridge; the task mode (Mode) is aliased by bridge/config as TaskMode.
