@@ -231,6 +231,7 @@ func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool
 			p.OnEvent = func(name string, data []byte) {
 				if name == "" || name == "message" {
 					rt.capture.observeResponses(data)
+					rt.capture.notes.observe(data) // notifications go-sdk does not know (notify.go)
 				}
 			}
 		}

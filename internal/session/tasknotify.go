@@ -15,10 +15,13 @@ import (
 // version's (notifications/tasks/status, notifications/tasks) nor the task IDs of a
 // subscriptions/listen, so: each session's connection hands the notifications of its server
 // to Config.Tasks with the session as their origin (transport.Conn.OnNotifications: stdio,
-// in-process and legacy SSE connections; a Streamable HTTP server's are not seen, and its
-// tasks are polled), and ListenTasks sends a subscriptions/listen for a task's ID through
-// go-sdk's own sending path (the handler below this package's sending middleware), so it
-// carries the session's _meta and ends, with notifications/cancelled, when stopped.
+// in-process and legacy SSE connections, and the event streams of Streamable HTTP; a user's
+// own session, users.go, hands over none and its tasks are polled), and ListenTasks sends a
+// subscriptions/listen for a task's ID through go-sdk's own sending path (the handler below
+// this package's sending middleware), so it carries the session's _meta and ends, with
+// notifications/cancelled, when stopped. It is not sent over Streamable HTTP (a long-lived
+// POST per task, untested against a server that honours it): there the extension's tasks
+// are polled.
 
 // TaskSink takes task status notifications (Config.Tasks): the server's tasks client.
 type TaskSink = tasks.Sink
@@ -40,7 +43,7 @@ func (p *Pool) watchTasks(conn *transport.Conn, origin *atomic.Pointer[Session])
 // ListenTasks asks the server of session origin (a *Session that created the task) for
 // the status notifications of task taskID (subscriptions/listen with notifications.taskIds,
 // the tasks extension) until stop. It does nothing for a session that does not offer the
-// extension, or whose notifications are not seen (Streamable HTTP).
+// extension, or over Streamable HTTP.
 func (p *Pool) ListenTasks(origin any, taskID string) (stop func()) {
 	sess, ok := origin.(*Session)
 	next := p.listens.sender()
