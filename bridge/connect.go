@@ -14,7 +14,7 @@ import (
 // (or Prefix/AlwaysPrefix asks for a prefix). ctx bounds start-up only. The error is a
 // *ServerError. Close the Server when done.
 func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error) {
-	if err := checkIDs([]ServerConfig{cfg}); err != nil {
+	if err := config.CheckIDs([]ServerConfig{cfg}); err != nil {
 		return nil, &ServerError{Server: cfg.ID, Phase: PhaseConfig, Err: err}
 	}
 	s, serr := dial(ctx, cfg, resolve(opts), nil)

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/ttalk/mcpbridge/apps"
+	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/catalog"
 )
 
@@ -116,7 +117,7 @@ func ConnectServers(cfgs []ServerConfig) Tools {
 //
 // ctx bounds start-up only (with each server's ConnectTimeout); the sessions outlive it.
 func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, error) {
-	if err := checkIDs(cfgs); err != nil {
+	if err := config.CheckIDs(cfgs); err != nil {
 		return nil, err
 	}
 	o := resolve(opts)
@@ -161,24 +162,6 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		o.logger.Warn("no server offered the model a tool", "servers", len(set.servers))
 	}
 	return set, nil
-}
-
-// checkIDs rejects a configuration without an ID, or with one ID twice.
-func checkIDs(cfgs []ServerConfig) error {
-	seen := make(map[string]int, len(cfgs))
-	var errs []error
-	for i, cfg := range cfgs {
-		if cfg.ID == "" {
-			errs = append(errs, fmt.Errorf("server #%d has no ID", i+1))
-			continue
-		}
-		if j, dup := seen[cfg.ID]; dup {
-			errs = append(errs, fmt.Errorf("duplicate server ID %q (servers #%d and #%d)", cfg.ID, j+1, i+1))
-			continue
-		}
-		seen[cfg.ID] = i
-	}
-	return errors.Join(errs...)
 }
 
 // Tools returns the model-visible tools of every connected server: servers in config order,
