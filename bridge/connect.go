@@ -6,6 +6,7 @@ import (
 
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/catalog"
+	"github.com/ttalk/mcpbridge/internal/session"
 	itel "github.com/ttalk/mcpbridge/internal/telemetry"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -17,7 +18,7 @@ func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error)
 	if err := config.CheckIDs([]ServerConfig{cfg}); err != nil {
 		return nil, &ServerError{Server: cfg.ID, Phase: PhaseConfig, Err: err}
 	}
-	s, serr := dial(ctx, cfg, resolve(opts), nil)
+	s, serr := dial(ctx, cfg, resolve(opts), nil, 0)
 	if serr != nil {
 		return nil, serr
 	}
@@ -26,8 +27,8 @@ func Dial(ctx context.Context, cfg ServerConfig, opts *Options) (*Server, error)
 }
 
 // dial starts one server of set (nil for Dial) and lists its tools, reporting the outcome to
-// the log and OnStatus.
-func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server, *ServerError) {
+// the log and OnStatus; attempt counts the retries of a start-up the token store failed (Set).
+func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set, attempt int) (*Server, *ServerError) {
 	ctx, span := o.tel.StartConnect(ctx, cfg.ID)
 	statusCtx := ctx // for OnStatus: without the connect timeout set below
 	fail := func(s *Server, serr *ServerError, timings []PhaseTiming) (*Server, *ServerError) {
@@ -55,6 +56,13 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 		if serr.Stderr != "" {
 			attrs = append(attrs, "stderr", tail(serr.Stderr))
 		}
+		if attempt > 0 {
+			if attrs = append(attrs, "retries", attempt); statusCtx.Err() != nil || attempt < session.MaxStoreRetries && session.StoreOnly(serr) {
+				o.logger.Debug("mcp server not started again: the token store still fails", attrs...)
+				return nil, serr
+			}
+			st.Retries = attempt
+		}
 		o.logger.Warn("mcp server skipped", attrs...)
 		if o.OnStatus != nil {
 			o.OnStatus(statusCtx, st)
@@ -76,6 +84,9 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	}
 	if serr != nil && s.usersOnly(serr) {
 		// Only a user's grant opens the server: no shared session (users_catalogue.go).
+		if attempt > 0 {
+			set.rejoined(s, attempt)
+		}
 		endConnect(span, s, nil)
 		if o.OnStatus != nil {
 			o.OnStatus(statusCtx, s.Status())
@@ -98,6 +109,9 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set) (*Server,
 	s.install(ctx, sess, listed, raw)
 	s.pool.Ready(sess)           // the held listen is written soon; the backoff counts from now
 	discoverSkills(ctx, s, sess) // skills.go: metadata only, at assembly
+	if attempt > 0 {
+		set.rejoined(s, attempt)
+	}
 	as := s.oauth.Probe()
 	s.catMu.Lock()
 	s.status.Timings = timings

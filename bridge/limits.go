@@ -130,6 +130,9 @@ import (
 //     Close stops waiting for it.
 //   - 30s (fixed, maxBackoff): the wait between redials of a server whose sessions keep dying. Over
 //     it: the backoff stops growing.
+//   - 20 (fixed, session.MaxStoreRetries): background starts of a server whose start-up at Connect
+//     failed only because the token store did (ErrTokenStore), on the redial backoff (7.5 minutes
+//     in all). Over it: the server stays in Set.Failed.
 //   - 10s (fixed, maxDiscoverWait): the wait for an answer to server/discover: a quarter of the
 //     connect timeout, at least 1s, at most this. Over it: initialize is tried (a legacy server).
 //   - 8 MiB (fixed, config.MaxConfigSize): a servers file. Over it: LoadConfig fails naming the
@@ -425,6 +428,7 @@ var limitTable = []limit{
 	{name: "session.MaxPendingCallbacks", value: session.MaxPendingCallbacks, unit: unitCount},
 	{name: "sessionClose", value: int64(sessionClose), unit: unitDuration},
 	{name: "maxBackoff", value: int64(maxBackoff), unit: unitDuration},
+	{name: "session.MaxStoreRetries", value: session.MaxStoreRetries, unit: unitCount},
 	{name: "maxDiscoverWait", value: int64(maxDiscoverWait), unit: unitDuration},
 	{name: "config.MaxConfigSize", value: config.MaxConfigSize, unit: unitBytes},
 	{name: "config.NodeBudget", value: config.NodeBudget, unit: unitCount},

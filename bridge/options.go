@@ -47,12 +47,13 @@ type Options struct {
 	// before the Handler returns.
 	OnAppResult func(ctx context.Context, activity apps.Activity)
 	// OnToolsChanged, when set, is called after a server announced a changed tool list and
-	// the bridge re-listed it (see ToolsChange), from a background goroutine. Its ctx ends
-	// when the server is closed.
+	// the bridge re-listed it, or joined a Set late (see ToolsChange), from a background
+	// goroutine. Its ctx ends when the server is closed.
 	OnToolsChanged func(ctx context.Context, change ToolsChange)
 	// OnStatus, when set, is called once per configured server as soon as its start-up
 	// finished (successfully or not), from the goroutine that dialled it, with the ctx given
-	// to Connect or Dial (carrying the server's connect span when tracing).
+	// to Connect or Dial (carrying the server's connect span when tracing); once more when
+	// the retries of a server the token store failed end (see Set; ServerStatus.Retries).
 	OnStatus func(ctx context.Context, status ServerStatus)
 	// UIResourceCacheTTL, when positive, caches ui:// resources read through
 	// Server.ReadResource and Set.Proxy for that long (at most maxUICache per server, see

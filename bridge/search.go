@@ -75,6 +75,6 @@ func (t Tools) Search(query string, k int) []SearchResult { return t.Index().Sea
 // Search ranks the Set's model-visible tools for query and returns the best k (every match
 // for k <= 0), best first. The index is built on the first search and kept.
 func (set *Set) Search(query string, k int) []SearchResult {
-	set.searchOnce.Do(func() { set.search = set.tools.Index() })
+	set.searchOnce.Do(func() { set.search = set.Tools().Index() })
 	return set.search.Search(query, k)
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ttalk/mcpbridge/apps"
 	"github.com/ttalk/mcpbridge/bridge/config"
@@ -54,10 +56,16 @@ func (t Tools) Close() error {
 // Set is what Connect returns: it owns every server it connected, including servers whose
 // tools are all hidden from the model (MCP App-only servers), until Close. Its methods are
 // safe for concurrent use.
+//
+// A server that failed to start only because the token store did (ErrTokenStore) is started
+// again in the background on the redial backoff, up to session.MaxStoreRetries times. Once
+// up it leaves Failed and joins Servers and Tools in config order, its tools named after the
+// others'; OnToolsChanged (its tools Added) and OnStatus (ServerStatus.Retries) say so. A
+// Search index built before lacks its tools.
 type Set struct {
-	servers []*Server      // connected servers, config order
-	failed  []*ServerError // skipped servers, config order
-	tools   Tools          // model-visible tools, named across the set
+	view    atomic.Pointer[setView] // replaced whole by rejoined
+	ids     []string                // every configured server's ID, config order
+	retries session.StoreRetries    // starts of servers the token store failed (rejoined)
 
 	proxyAccess apps.HandlerOptions // Options.ProxyAccess, copied
 	users       *UserOptions        // Options.Users
@@ -72,6 +80,13 @@ type Set struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// setView is what a Set offers; never changed once stored (Set.view).
+type setView struct {
+	servers []*Server      // connected servers, config order
+	failed  []*ServerError // skipped servers, config order
+	tools   Tools          // model-visible tools, named across the set
 }
 
 // failedToStart records s, a server of the set that failed to start, for Close to wait on.
@@ -121,7 +136,8 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		return nil, err
 	}
 	o := resolve(opts)
-	set := &Set{proxyAccess: o.ProxyAccess, users: o.Users}
+	set := &Set{proxyAccess: o.ProxyAccess, users: o.Users,
+		retries: session.StoreRetries{Limits: session.Limits{FirstBackoff: firstBackoff, MaxBackoff: maxBackoff}}}
 	servers := make([]*Server, len(cfgs))
 	errs := make([]*ServerError, len(cfgs))
 	dctx := ctx
@@ -129,16 +145,19 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		dctx = session.WithListenHold(ctx) // internal/session, listenhold.go
 	}
 	var wg sync.WaitGroup
+	v := &setView{}
+	set.view.Store(v) // filled before the set is shared
 	for i, cfg := range cfgs {
-		wg.Go(func() { servers[i], errs[i] = dial(dctx, cfg, o, set) })
+		set.ids = append(set.ids, cfg.ID)
+		wg.Go(func() { servers[i], errs[i] = dial(dctx, cfg, o, set, 0) })
 	}
 	wg.Wait()
 
 	for i, s := range servers {
 		if s != nil {
-			set.servers = append(set.servers, s)
+			v.servers = append(v.servers, s)
 		} else {
-			set.failed = append(set.failed, errs[i])
+			v.failed = append(v.failed, errs[i])
 		}
 	}
 	fatal := ctx.Err()
@@ -155,26 +174,62 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 		return nil, fatal
 	}
 	n := catalog.NewNamer()
-	for _, s := range set.servers {
-		set.tools = append(set.tools, s.build(n)...)
+	for _, s := range v.servers {
+		v.tools = append(v.tools, s.build(n)...)
 	}
-	if len(set.tools) == 0 && len(set.servers) > 0 {
-		o.logger.Warn("no server offered the model a tool", "servers", len(set.servers))
+	if len(v.tools) == 0 && len(v.servers) > 0 {
+		o.logger.Warn("no server offered the model a tool", "servers", len(v.servers))
+	}
+	for i, cfg := range cfgs {
+		if errs[i] != nil && session.StoreOnly(errs[i]) {
+			set.retries.Go(func(ctx context.Context, n int) bool {
+				s, serr := dial(ctx, cfg, o, set, n)
+				return s == nil && session.StoreOnly(serr)
+			})
+		}
 	}
 	return set, nil
 }
 
+// rejoined puts s, started on its attempt-th retry (see Set), in the set and says so.
+func (set *Set) rejoined(s *Server, attempt int) {
+	place := func(a, b string) int { return cmp.Compare(slices.Index(set.ids, a), slices.Index(set.ids, b)) }
+	for old := set.view.Load(); ; old = set.view.Load() { // again after a concurrent rejoin
+		v := *old
+		n := catalog.NewNamer()
+		for _, t := range v.tools {
+			n.Take(t.Name)
+		}
+		v.servers = append(slices.Clip(v.servers), s)
+		slices.SortStableFunc(v.servers, func(a, b *Server) int { return place(a.cfg.ID, b.cfg.ID) })
+		v.tools = append(slices.Clip(v.tools), s.build(n)...)
+		slices.SortStableFunc(v.tools, func(a, b Tool) int { return place(a.Server.cfg.ID, b.Server.cfg.ID) })
+		v.failed = slices.DeleteFunc(slices.Clone(v.failed), func(e *ServerError) bool { return e.Server == s.cfg.ID })
+		if set.view.CompareAndSwap(old, &v) {
+			break
+		}
+	}
+	s.catMu.Lock()
+	s.status.Retries = attempt
+	change := ToolsChange{Server: s.cfg.ID, Added: s.status.ModelTools}
+	s.catMu.Unlock()
+	s.log.Info("mcp server started after the token store failed its start-up", "retries", attempt)
+	if fn := s.opts.OnToolsChanged; fn != nil {
+		s.notify.Post(func() { fn(s.life, change) })
+	}
+}
+
 // Tools returns the model-visible tools of every connected server: servers in config order,
 // each server's tools in its listing order. The slice is the caller's.
-func (set *Set) Tools() Tools { return slices.Clone(set.tools) }
+func (set *Set) Tools() Tools { return slices.Clone(set.view.Load().tools) }
 
 // Servers returns every connected server in config order, including servers whose tools are
 // all app-only.
-func (set *Set) Servers() []*Server { return slices.Clone(set.servers) }
+func (set *Set) Servers() []*Server { return slices.Clone(set.view.Load().servers) }
 
 // Failed returns one *ServerError per skipped server, in config order. Each was logged once
-// when it failed.
-func (set *Set) Failed() []*ServerError { return slices.Clone(set.failed) }
+// when it failed. A server the token store failed leaves it when a retry starts it (see Set).
+func (set *Set) Failed() []*ServerError { return slices.Clone(set.view.Load().failed) }
 
 // Lookup finds a connected server by ID first, then by server hash (Server.Hash), the handle
 // MCP Apps frontends use. A hash shared by two servers (one endpoint configured twice) is
@@ -186,7 +241,7 @@ func (set *Set) Lookup(idOrHash string) (*Server, bool) {
 
 func (set *Set) lookup(id, hash string) (*Server, error) {
 	if id != "" {
-		for _, s := range set.servers {
+		for _, s := range set.Servers() {
 			if s.ID() == id {
 				return s, nil
 			}
@@ -194,7 +249,7 @@ func (set *Set) lookup(id, hash string) (*Server, error) {
 	}
 	if hash != "" {
 		var found *Server
-		for _, s := range set.servers {
+		for _, s := range set.Servers() {
 			if s.Hash() != hash {
 				continue
 			}
@@ -245,12 +300,13 @@ func (set *Set) ProxyHandler() http.Handler {
 // torn down. Bounded in time and idempotent.
 func (set *Set) Close() error {
 	set.closeOnce.Do(func() {
+		set.retries.Stop() // no server joins once it returned
 		set.mu.Lock()
-		failing := set.failing
+		failing, servers := set.failing, set.view.Load().servers
 		set.mu.Unlock()
-		errs := make([]error, len(set.servers))
+		errs := make([]error, len(servers))
 		var wg sync.WaitGroup
-		for i, s := range set.servers {
+		for i, s := range servers {
 			wg.Go(func() { errs[i] = s.Close() })
 		}
 		for _, s := range failing {

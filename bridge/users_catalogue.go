@@ -150,7 +150,7 @@ func (set *Set) ToolsFor(ctx context.Context) (Tools, error) {
 	tools := set.Tools()
 	var n *catalog.Namer
 	var errs []error
-	for _, s := range set.servers {
+	for _, s := range set.Servers() {
 		if !s.pool.PrivateCatalogues() {
 			continue
 		}

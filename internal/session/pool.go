@@ -94,7 +94,7 @@ type Host struct {
 //
 //	Pool.mu   -> Pool.bgMu (and the host's catalogue lock, in Install)
 //	users.mu  -> Pool.bgMu
-//	Pool.bgMu, protocol.mu, negotiation.mu, listenHolds.mu: leaves
+//	Pool.bgMu, protocol.mu, negotiation.mu, listenHolds.mu, StoreRetries.mu: leaves
 //
 // No lock is held while calling out: not the Host's funcs (but Install's apply), not the
 // logger, not go-sdk, not the network.
@@ -247,16 +247,7 @@ func (p *Pool) acquire(ctx context.Context, mu *sync.Mutex, find func() (claim, 
 }
 
 // backoff is the wait before the next open of a slot after failures.
-func (p *Pool) backoff(failures int) time.Duration {
-	if failures <= 1 {
-		return 0
-	}
-	d, most := p.cfg.Limits.FirstBackoff, p.cfg.Limits.MaxBackoff
-	for i := 2; i < failures && d < most; i++ {
-		d *= 2
-	}
-	return min(d, most)
-}
+func (p *Pool) backoff(failures int) time.Duration { return Backoff(p.cfg.Limits, failures) }
 
 // Shared returns the live shared session, redialling it (see acquire) when it died.
 func (p *Pool) Shared(ctx context.Context) (*Session, error) {
