@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,5 +187,96 @@ func TestCloseStopsStoreRetries(t *testing.T) {
 
 	if n := len(set.Servers()); n != 0 {
 		t.Errorf("%d servers after Close", n)
+	}
+}
+
+// With many users, a server that needs a user's token for everything is kept for its users
+// (no shared catalogue) once the store answers that no shared grant is stored; while Redis
+// answers nobody at Connect it fails with a store error instead. Once Redis is back the
+// retry keeps it for its users: it rejoins Servers (not Tools), OnToolsChanged and OnStatus
+// say so, and a user who logs in then lists and calls its tool.
+func TestUsersOnlyServerRejoinsWhenTheStoreReturns(t *testing.T) {
+	addr := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, &wrong)
+	as := oauthtest.New(srv)
+	t.Cleanup(as.Close)
+	var mu sync.Mutex
+	var statuses []bridge.ServerStatus
+	var changes []bridge.ToolsChange
+	opts := &bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler), ConnectTimeout: 20 * time.Second,
+		Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1},
+		OnStatus: func(_ context.Context, st bridge.ServerStatus) {
+			mu.Lock()
+			statuses = append(statuses, st)
+			mu.Unlock()
+		},
+		OnToolsChanged: func(_ context.Context, ch bridge.ToolsChange) {
+			mu.Lock()
+			changes = append(changes, ch)
+			mu.Unlock()
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if r, err := redistest.Do(addr, "CLIENT", "PAUSE", "3000", "ALL"); err != nil || r != "OK" {
+		t.Fatalf("pausing redis: %q %v", r, err)
+	}
+	set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if f := set.Failed(); len(f) != 1 || !errors.Is(f[0], bridge.ErrTokenStore) || errors.Is(f[0], bridge.ErrNeedsLogin) {
+		t.Fatalf("failed while the store is down: %v (want one store error)", f)
+	}
+
+	waitFor(t, "the server to rejoin the set", func() bool { return len(set.Servers()) == 1 })
+	if f, tools := set.Failed(), set.Tools(); len(f) != 0 || len(tools) != 0 {
+		t.Errorf("after the rejoin: failed %v, shared tools %d (want none: the catalogue is per user)", f, len(tools))
+	}
+	waitFor(t, "OnToolsChanged for the rejoin", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(changes) > 0
+	})
+	mu.Lock()
+	if len(changes) != 1 || changes[0].Server != "svc" || len(changes[0].Added)+len(changes[0].Removed) != 0 {
+		t.Errorf("tools changes: %+v, want svc with no shared tool", changes)
+	}
+	if len(statuses) != 2 || statuses[0].Err == nil || statuses[1].Err != nil || statuses[1].Retries < 1 {
+		t.Errorf("statuses: %+v, want the failure at Connect, then the server back after a retry", statuses)
+	}
+	mu.Unlock()
+
+	const u = "erin"
+	au, err := set.StartLogin(ctx, u, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := oauthtest.Consent(ctx, au, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.CompleteLogin(ctx, u, q); err != nil {
+		t.Fatal(err)
+	}
+	uctx := bridge.WithUser(ctx, u)
+	tools, err := set.ToolsFor(uctx)
+	if err != nil || len(tools) != 1 {
+		t.Fatalf("the user's tools after the rejoin: %v %v", tools, err)
+	}
+	args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
+	if out, err := tools[0].Handler(uctx, args); err != nil || out != oauthtest.UserArg(u) {
+		t.Errorf("the user's call after the rejoin: %q %v", out, err)
+	}
+	if n := wrong.Load(); n != 0 {
+		t.Errorf("%d requests carried another user's token", n)
 	}
 }
