@@ -52,8 +52,8 @@ type Options struct {
 	OnToolsChanged func(ctx context.Context, change ToolsChange)
 	// OnStatus, when set, is called once per configured server as soon as its start-up
 	// finished (successfully or not), from the goroutine that dialled it, with the ctx given
-	// to Connect or Dial (carrying the server's connect span when tracing); once more when
-	// the retries of a server the token store failed end (see Set; ServerStatus.Retries).
+	// to Connect or Dial (carrying the server's connect span when tracing); once more, on
+	// the retry's ctx, when a server the token store failed stops being retried (see Set).
 	OnStatus func(ctx context.Context, status ServerStatus)
 	// UIResourceCacheTTL, when positive, caches ui:// resources read through
 	// Server.ReadResource and Set.Proxy for that long (at most maxUICache per server, see
