@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ttalk/mcpbridge/internal/session"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -28,26 +29,23 @@ type Tools []Tool
 // of a Server from Dial, that server. It is for the ConnectServers one-liner; code that holds
 // the *Set closes the Set. Bounded in time, concurrent, safe to call more than once.
 func (t Tools) Close() error {
-	var sets []*Set
-	var lone []*Server
+	var cs []io.Closer
 	for _, tool := range t {
-		switch s := tool.Server; {
-		case s == nil:
-		case s.set != nil:
-			if !slices.Contains(sets, s.set) {
-				sets = append(sets, s.set)
-			}
-		case !slices.Contains(lone, s):
-			lone = append(lone, s)
+		if s := tool.Server; s != nil && s.set != nil && !slices.Contains(cs, io.Closer(s.set)) {
+			cs = append(cs, s.set)
+		} else if s != nil && s.set == nil && !slices.Contains(cs, io.Closer(s)) {
+			cs = append(cs, s)
 		}
 	}
-	errs := make([]error, len(sets)+len(lone))
+	return closeAll(cs)
+}
+
+// closeAll closes every one of cs concurrently (each Close is bounded) and joins the errors.
+func closeAll[C io.Closer](cs []C) error {
+	errs := make([]error, len(cs))
 	var wg sync.WaitGroup
-	for i, set := range sets {
-		wg.Go(func() { errs[i] = set.Close() })
-	}
-	for i, s := range lone {
-		wg.Go(func() { errs[len(sets)+i] = s.Close() })
+	for i, c := range cs {
+		wg.Go(func() { errs[i] = c.Close() })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -240,33 +238,7 @@ func (set *Set) Lookup(idOrHash string) (*Server, bool) {
 }
 
 func (set *Set) lookup(id, hash string) (*Server, error) {
-	if id != "" {
-		for _, s := range set.Servers() {
-			if s.ID() == id {
-				return s, nil
-			}
-		}
-	}
-	if hash != "" {
-		var found *Server
-		for _, s := range set.Servers() {
-			if s.Hash() != hash {
-				continue
-			}
-			if found != nil {
-				return nil, fmt.Errorf("%w: hash %q is shared by servers %q and %q; use the server ID", apps.ErrAmbiguousServer, hash, found.ID(), s.ID())
-			}
-			found = s
-		}
-		if found != nil {
-			return found, nil
-		}
-	}
-	key := id
-	if key == "" {
-		key = hash
-	}
-	return nil, fmt.Errorf("%w: %q", apps.ErrUnknownServer, key)
+	return catalog.Find(set.Servers(), id, hash, (*Server).ID, (*Server).Hash)
 }
 
 // Proxy serves an MCP App frontend's request (the AG-UI middleware's proxied-request
@@ -304,16 +276,10 @@ func (set *Set) Close() error {
 		set.mu.Lock()
 		failing, servers := set.failing, set.view.Load().servers
 		set.mu.Unlock()
-		errs := make([]error, len(servers))
 		var wg sync.WaitGroup
-		for i, s := range servers {
-			wg.Go(func() { errs[i] = s.Close() })
-		}
-		for _, s := range failing {
-			wg.Go(func() { _ = s.Close() }) // waits for its teardown; its error is in Failed
-		}
+		wg.Go(func() { _ = closeAll(failing) }) // waits for their teardown; their errors are in Failed
+		set.closeErr = closeAll(servers)
 		wg.Wait()
-		set.closeErr = errors.Join(errs...)
 	})
 	return set.closeErr
 }
