@@ -56,13 +56,10 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set, attempt i
 		if serr.Stderr != "" {
 			attrs = append(attrs, "stderr", tail(serr.Stderr))
 		}
-		if attempt > 0 {
-			if attrs = append(attrs, "retries", attempt); statusCtx.Err() != nil || attempt < session.MaxStoreRetries && session.StoreOnly(serr) {
-				o.logger.Debug("mcp server not started again: the token store still fails", attrs...)
-				return nil, serr
-			}
-			st.Retries = attempt
+		if attempt > 0 && (statusCtx.Err() != nil || attempt < session.MaxStoreRetries && session.StoreOnly(serr)) {
+			return nil, serr // the store still fails (logged at Connect), or Close ended the retries
 		}
+		st.Retries = attempt
 		o.logger.Warn("mcp server skipped", attrs...)
 		if o.OnStatus != nil {
 			o.OnStatus(statusCtx, st)
@@ -84,9 +81,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set, attempt i
 	}
 	if serr != nil && s.usersOnly(serr) {
 		// Only a user's grant opens the server: no shared session (users_catalogue.go).
-		if attempt > 0 {
-			set.rejoined(s, attempt)
-		}
+		set.rejoined(s, attempt)
 		endConnect(span, s, nil)
 		if o.OnStatus != nil {
 			o.OnStatus(statusCtx, s.Status())
@@ -109,9 +104,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set, attempt i
 	s.install(ctx, sess, listed, raw)
 	s.pool.Ready(sess)           // the held listen is written soon; the backoff counts from now
 	discoverSkills(ctx, s, sess) // skills.go: metadata only, at assembly
-	if attempt > 0 {
-		set.rejoined(s, attempt)
-	}
+	set.rejoined(s, attempt)
 	as := s.oauth.Probe()
 	s.catMu.Lock()
 	s.status.Timings = timings

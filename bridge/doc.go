@@ -75,10 +75,9 @@
 // (Streamable HTTP first, falling back to SSE when the endpoint answers like an old SSE
 // server). All servers are dialled at once; tools come back in config order. A server that
 // fails or hangs costs the others nothing: it is logged once and skipped, and Set.Failed holds
-// its *ServerError{Server, Phase, Err, Stderr}; one only the token store failed is retried in
-// the background and joins the Set once up (see Set). Connect's own error is only for invalid
-// input, a Required server that failed, or a ctx that ended first (every server started is
-// then closed). ConnectTimeout and CallTimeout bound start-up and calls, per server or in Options.
+// its *ServerError{Server, Phase, Err, Stderr}. Connect's own error is only for invalid input,
+// a Required server that failed, or a ctx that ended first (every server started is then
+// closed). ConnectTimeout and CallTimeout bound start-up and calls, per server or in Options.
 //
 // When a server announces a changed tool list the bridge re-lists it in the background:
 // removed tools fail with ErrToolGone, changed schemas are validated anew, and

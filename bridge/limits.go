@@ -130,9 +130,8 @@ import (
 //     Close stops waiting for it.
 //   - 30s (fixed, maxBackoff): the wait between redials of a server whose sessions keep dying. Over
 //     it: the backoff stops growing.
-//   - 20 (fixed, session.MaxStoreRetries): background starts of a server whose start-up at Connect
-//     failed only because the token store did (ErrTokenStore), on the redial backoff (7.5 minutes
-//     in all). Over it: the server stays in Set.Failed.
+//   - 20 (fixed, session.MaxStoreRetries): background starts of a server only the token store
+//     failed at Connect, on the redial backoff (7.5 min in all). Over it: it stays in Set.Failed.
 //   - 10s (fixed, maxDiscoverWait): the wait for an answer to server/discover: a quarter of the
 //     connect timeout, at least 1s, at most this. Over it: initialize is tried (a legacy server).
 //   - 8 MiB (fixed, config.MaxConfigSize): a servers file. Over it: LoadConfig fails naming the

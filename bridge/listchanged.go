@@ -5,8 +5,8 @@ import (
 )
 
 // ToolsChange reports that a server changed its tool list (notifications/tools/list_changed)
-// and the bridge re-listed it, or that a server joined the Set late (see Set: Added only).
-// Added and Removed are the server's own tool names.
+// and the bridge re-listed it, or joined a Set late (see Set). Added and Removed are the
+// server's own tool names.
 //
 // The model-visible Tools from Connect stay as they were: removed tools now fail with a
 // clear error, changed tools are validated against their new schemas, and added tools are

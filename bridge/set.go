@@ -55,11 +55,10 @@ func closeAll[C io.Closer](cs []C) error {
 // tools are all hidden from the model (MCP App-only servers), until Close. Its methods are
 // safe for concurrent use.
 //
-// A server that failed to start only because the token store did (ErrTokenStore) is started
-// again in the background on the redial backoff, up to session.MaxStoreRetries times. Once
-// up it leaves Failed and joins Servers and Tools in config order, its tools named after the
-// others'; OnToolsChanged (its tools Added) and OnStatus (ServerStatus.Retries) say so. A
-// Search index built before lacks its tools.
+// A server only the token store (ErrTokenStore) failed to start is started again in the
+// background on the redial backoff, up to session.MaxStoreRetries times; once up it leaves
+// Failed and joins Servers and Tools in config order, its tools named after the others', and
+// OnToolsChanged (Added) and OnStatus (Retries) say so. A Search index built before lacks it.
 type Set struct {
 	view    atomic.Pointer[setView] // replaced whole by rejoined
 	ids     []string                // every configured server's ID, config order
@@ -178,19 +177,20 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 	if len(v.tools) == 0 && len(v.servers) > 0 {
 		o.logger.Warn("no server offered the model a tool", "servers", len(v.servers))
 	}
-	for i, cfg := range cfgs {
-		if errs[i] != nil && session.StoreOnly(errs[i]) {
-			set.retries.Go(func(ctx context.Context, n int) bool {
-				s, serr := dial(ctx, cfg, o, set, n)
-				return s == nil && session.StoreOnly(serr)
-			})
-		}
+	for _, serr := range v.failed {
+		set.retries.Go(serr, func(ctx context.Context, n int) bool {
+			s, err := dial(ctx, cfgs[slices.Index(set.ids, serr.Server)], o, set, n)
+			return s == nil && session.StoreOnly(err)
+		})
 	}
 	return set, nil
 }
 
-// rejoined puts s, started on its attempt-th retry (see Set), in the set and says so.
+// rejoined puts s, started on its attempt-th retry (see Set; 0: at Connect, a no-op), in set.
 func (set *Set) rejoined(s *Server, attempt int) {
+	if attempt == 0 {
+		return
+	}
 	place := func(a, b string) int { return cmp.Compare(slices.Index(set.ids, a), slices.Index(set.ids, b)) }
 	for old := set.view.Load(); ; old = set.view.Load() { // again after a concurrent rejoin
 		v := *old
@@ -226,7 +226,7 @@ func (set *Set) Tools() Tools { return slices.Clone(set.view.Load().tools) }
 func (set *Set) Servers() []*Server { return slices.Clone(set.view.Load().servers) }
 
 // Failed returns one *ServerError per skipped server, in config order. Each was logged once
-// when it failed. A server the token store failed leaves it when a retry starts it (see Set).
+// when it failed; one only the token store failed leaves it if a retry starts it (see Set).
 func (set *Set) Failed() []*ServerError { return slices.Clone(set.view.Load().failed) }
 
 // Lookup finds a connected server by ID first, then by server hash (Server.Hash), the handle

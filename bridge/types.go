@@ -168,7 +168,6 @@ type ServerStatus struct {
 	// TaskTools are the server's tools that declare MCP task support
 	// (execution.taskSupport "required" or "optional"), by name.
 	TaskTools []TaskTool `json:"taskTools,omitempty"`
-	// Retries counts the background starts made after Connect's failed only because the
-	// token store did (see Set); 0 when none was made.
+	// Retries counts the starts made after the token store alone failed Connect's (see Set).
 	Retries int `json:"retries,omitempty"`
 }

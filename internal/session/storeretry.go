@@ -80,14 +80,15 @@ type StoreRetries struct {
 	wg      sync.WaitGroup
 }
 
-// Go calls start with attempt 1, 2, ... MaxStoreRetries, on its own goroutine, each after
-// the backoff that follows the failures so far (the start-up at Connect the first), while
-// start reports that it failed only because of the store again. start's ctx ends with Stop.
-// After Stop, Go does nothing.
-func (r *StoreRetries) Go(start func(ctx context.Context, attempt int) (again bool)) {
+// Go retries a start-up that failed with first when first is the store's alone (StoreOnly):
+// it calls start with attempt 1, 2, ... MaxStoreRetries, on its own goroutine, each after
+// the backoff that follows the failures so far (first's the first), while start reports
+// that it failed only because of the store again. start's ctx ends with Stop. After Stop,
+// Go does nothing.
+func (r *StoreRetries) Go(first error, start func(ctx context.Context, attempt int) (again bool)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped {
+	if r.stopped || !StoreOnly(first) {
 		return
 	}
 	if r.ctx == nil {
