@@ -42,3 +42,11 @@ func TestSchemaBrokenOnFirstUseIsReported(t *testing.T) {
 		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
 	}
 }
+
+// validateArgs validates a call's arguments against the tool's inputSchema
+// (catalog.Tool.Validate), reporting a schema found not to compile on first use.
+func validateArgs(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMessage) error {
+	broken, err := rt.Validate(ctx, args, s.log)
+	schemaBroken(s, rt.Name, "inputSchema", broken)
+	return err
+}

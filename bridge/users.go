@@ -51,16 +51,15 @@ import (
 //     without a user's credentials, and shared by every user (Set.Tools) unless the server
 //     says otherwise: a listing with cacheScope "private" (2026-07-28, SEP-2549), or a
 //     tools/list that needs a user's grant (401 without one), makes the server's catalogue
-//     per user for the server's life. A server that refuses even to start without a user's
-//     grant is kept too, with no shared session: its catalogue is per user; if it keeps
-//     state each user's requests go on the user's own session, if it is stateless every
-//     user's calls go on one connection (opened with the first caller's grant, closed at
-//     that user's logout) with each user's own token. Set.ToolsFor gives a user the shared tools plus
-//     each per-user server's listing made with that user's token, cached for the ttlMs the
-//     server gave it or until a tools/list_changed. Where such a listing is not private
-//     (cacheScope "public", or absent), it is listed once, with the first user's grant, and
-//     is every user's with a grant until a tools/list_changed; after a private one, each
-//     user's is their own.
+//     per user for the server's life. Set.ToolsFor gives a user the shared tools plus each
+//     per-user server's listing made with that user's token: a public one (cacheScope
+//     "public" or absent) listed once, with the first user's grant, for every user with one;
+//     a private one (and every one after it) per user, for its ttlMs; each until a
+//     tools/list_changed.
+//   - A server that refuses even to start without a user's grant is kept, with no shared
+//     session: if it keeps state, each user's requests go on the user's own session; if not,
+//     on one connection opened with the first caller's grant, each call with its user's own
+//     token (that user's logout closes it once the calls on it have ended).
 //   - stdio servers stay shared: one process serves every user, since it carries the host's
 //     environment and credentials rather than a user's. Servers without auth and client
 //     credentials servers (the credentials are the host's) are shared too, catalogue

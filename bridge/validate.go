@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/ttalk/mcpbridge/apps"
-	"github.com/ttalk/mcpbridge/internal/catalog"
 	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
@@ -25,28 +24,26 @@ func schemaOf(ctx context.Context, s *Server, raw json.RawMessage, what string) 
 // modelArguments is the argument stage of a model's call (Handler, Invoke): empty input
 // becomes {}, anything but an object is refused, a null the schema lets go is dropped, and
 // the rest is validated against the tool's inputSchema.
-func modelArguments(c *toolCall) error {
-	a, broken, err := c.rt.Arguments(c.ctx, c.in, true, c.s.log) // internal/catalog
-	if err != nil {
-		if c.s.life.Err() != nil {
-			// Closed meanwhile: our own work (a schema compiled on first use) saw the
-			// cancelled context; the call's outcome is that the server is closed.
-			err = ErrServerClosed
-		}
-		return err
-	}
-	schemaBroken(c.s, c.rt.Name, "inputSchema", broken)
-	c.args = a
-	return nil
-}
+func modelArguments(c *toolCall) error { return arguments(c, true) }
 
 // appArguments is the argument stage of an App's tools/call through the proxy: an App is
 // as untrusted as a model, so its arguments are checked and validated the same way (no
 // null is dropped); a refusal is the App's bad request (apps.ErrBadRequest: HTTP 400).
-func appArguments(c *toolCall) error {
-	a, broken, err := c.rt.Arguments(c.ctx, c.in, false, c.s.log)
-	if err != nil {
+func appArguments(c *toolCall) error { return arguments(c, false) }
+
+// arguments checks and validates c's input (catalog.Tool.Arguments), dropping nulls for a
+// model's call.
+func arguments(c *toolCall, model bool) error {
+	a, broken, err := c.rt.Arguments(c.ctx, c.in, model, c.s.log)
+	switch {
+	case err != nil && !model:
 		return final{fmt.Errorf("%w: %v", apps.ErrBadRequest, err)}
+	case err != nil && c.s.life.Err() != nil:
+		// Closed meanwhile: our own work (a schema compiled on first use) saw the
+		// cancelled context; the call's outcome is that the server is closed.
+		return ErrServerClosed
+	case err != nil:
+		return err
 	}
 	schemaBroken(c.s, c.rt.Name, "inputSchema", broken)
 	c.args = a
@@ -68,14 +65,6 @@ func exposedArguments(c *toolCall) error {
 	}
 	c.args = a
 	return nil
-}
-
-// validateArgs validates a call's arguments against the tool's inputSchema
-// (catalog.Tool.Validate), reporting a schema found not to compile on first use.
-func validateArgs(ctx context.Context, s *Server, rt *catalog.Tool, args json.RawMessage) error {
-	broken, err := rt.Validate(ctx, args, s.log)
-	schemaBroken(s, rt.Name, "inputSchema", broken)
-	return err
 }
 
 // schemaBroken reports, once, a schema of tool found not to compile on first use (the
