@@ -193,6 +193,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rt.reached.Store(true)
 	resp.Request = req // never expose the real URL through the response
+	if req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		wire.Accepted(req.Context()) // the server took the request (see wire.Delivery)
+	}
 
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if isInit && legacyRefusal(resp, ct) {

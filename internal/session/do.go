@@ -38,7 +38,8 @@ func (p *Pool) Do(ctx context.Context, req Request, fn func(context.Context, *Se
 		if err != nil {
 			return p.requestErr(ctx, &req, err)
 		}
-		err = fn(ctx, sess)
+		fctx, delivery := wire.WithDelivery(ctx)
+		err = fn(fctx, sess)
 		release()
 		if user, ok := User(ctx); ok && err != nil {
 			err = p.userErr(user, err)
@@ -55,11 +56,14 @@ func (p *Pool) Do(ctx context.Context, req Request, fn func(context.Context, *Se
 		}
 		err = OverrunErr(err, sess)
 		p.died(sess, err)
-		if attempt == 0 && (notSent(err) || req.Retryable) {
+		// Not sent: the connection says so, and no POST of it was taken by the server (an
+		// HTTP session can fail with "session not found" after the server ran the request).
+		unsent := notSent(err) && !delivery.Taken()
+		if attempt == 0 && (unsent || req.Retryable) {
 			p.cfg.Log.Debug("session lost; retrying on a new session", "request", req.What, "err", err)
 			continue
 		}
-		if !notSent(err) {
+		if !unsent {
 			err = fmt.Errorf("%s: the session ended during the request, so it may have run on the server; not retried: %w", req.What, err)
 		} else {
 			err = fmt.Errorf("%s: %w", req.What, err)
