@@ -263,7 +263,8 @@ import (
 //   - 64 (fixed, transport.maxIdlePerHost): idle HTTP connections kept per host by the default
 //     client (Options.HTTPClient nil). Over it: more are closed after use.
 //   - 64 MiB (fixed, wire.MaxCaptureBytes): one JSON response body or SSE event buffered to capture
-//     raw tools/list definitions. Over it: it is passed on uncaptured.
+//     raw tools/list definitions, or (with no per-message limit) to rewrite unknown content blocks
+//     for go-sdk. Over it: it is passed on uncaptured, or as sent.
 //   - 1 KiB (fixed, wire.maxCachedMeta): a result's _meta kept by the direct client's cache of
 //     repeated values. Over it: it is decoded each time.
 //   - 64 KiB (fixed, transport.maxErrorPeek): a refused initialize response read to tell a JSON-RPC

@@ -81,7 +81,7 @@ func TestUnknownContent(t *testing.T) {
 
 // FuzzUnknownContent puts the input as one content block (and one nested in a tool_result)
 // beside text blocks and checks that decoding around unknown types, Flatten and Parts never
-// panic, that the replaced result is valid JSON, that the text is valid UTF-8 within the
+// panic, that the replaced result is valid JSON (and the same in a response message), that the text is valid UTF-8 within the
 // cap, and that a block go-sdk refuses does not cost the text beside it.
 func FuzzUnknownContent(f *testing.F) {
 	for _, s := range []string{
@@ -101,6 +101,11 @@ func FuzzUnknownContent(f *testing.F) {
 		fixed, ok := wire.ReplaceUnknownContent([]byte(raw))
 		if ok && !json.Valid(fixed) {
 			t.Fatalf("replaced result is not JSON: %s", fixed)
+		}
+		// The same result in a response, as a Streamable HTTP body or event carries it.
+		msg, mok := wire.ReplaceUnknownContentMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + raw + `}`))
+		if want := `{"jsonrpc":"2.0","id":1,"result":` + string(fixed) + `}`; mok != ok || (ok && string(msg) != want) {
+			t.Fatalf("in a response: %s, %v\nwant %s, %v", msg, mok, want, ok)
 		}
 		res := new(mcp.CallToolResult)
 		if err := res.UnmarshalJSON(fixed); err != nil {

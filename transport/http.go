@@ -219,7 +219,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // enforces the same limit and fails the connection; the watch records which limit it was
 // and ends the body there);
 // any other body fails once it exceeds the budget, so go-sdk's io.ReadAll of an endless
-// body stops there.
+// body stops there. Then unknown content is made readable for go-sdk (tolerate).
 func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool) {
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ct == "text/event-stream" {
@@ -252,6 +252,7 @@ func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool
 			}
 			resp.Body = tb
 		}
+		rt.tolerate(resp, ct, ok)
 		return
 	}
 	if rt.budget.limit > 0 {
@@ -263,6 +264,21 @@ func (rt *roundTripper) bound(resp *http.Response, ct string, sentToolsList bool
 			onBody: rt.capture.observeResponses,
 		}}
 	}
+	rt.tolerate(resp, ct, ok)
+}
+
+// tolerate rewrites a successful Streamable HTTP response's content blocks that go-sdk
+// cannot decode, after the budget and the capture saw the body as sent (tolerateBody),
+// holding at most one message's limit (or wire.MaxCaptureBytes with none).
+func (rt *roundTripper) tolerate(resp *http.Response, ct string, ok bool) {
+	if !rt.captures || !ok {
+		return
+	}
+	limit := maxCaptureBytes
+	if rt.budget.limit > 0 {
+		limit = int(rt.budget.limit)
+	}
+	tolerateBody(resp, ct, limit)
 }
 
 // observeCalls records the _meta of go-sdk's server/discover, and answers go-sdk's first

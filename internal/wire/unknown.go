@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/ttalk/mcpbridge/internal/jsonstr"
 )
@@ -56,20 +57,26 @@ func ReplaceUnknownContent(result []byte) ([]byte, bool) {
 	return out, true
 }
 
-// blockType returns the type of content block b; ok is false when b is not an object with
-// a string type.
-func blockType(b []byte) (string, bool) {
+// blockType returns the type of content block b, unescaped (without allocating when it
+// needs no unescaping); ok is false when b is not an object with a string type.
+func blockType(b []byte) ([]byte, bool) {
 	if len(b) == 0 || b[0] != '{' {
-		return "", false
+		return nil, false
 	}
 	v, ok := memberValue(b, "type")
-	if !ok {
-		return "", false
+	if !ok || len(v) < 2 || v[0] != '"' {
+		return nil, false
 	}
-	return stringValue(v)
+	if inner := v[1 : len(v)-1]; v[len(v)-1] == '"' && bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return inner, true
+	}
+	t, ok := stringValue(v)
+	return []byte(t), ok
 }
 
-func known(t string, ok bool, types []string) bool { return ok && slices.Contains(types, t) }
+func known(t []byte, ok bool, types []string) bool {
+	return ok && slices.ContainsFunc(types, func(k string) bool { return string(t) == k })
+}
 
 // hasUnknown reports whether the content array arr holds a block go-sdk cannot decode
 // (types: those it decodes at this depth).
@@ -87,7 +94,7 @@ func hasUnknown(arr []byte, types []string, depth int) bool {
 		if !known(t, tok, types) {
 			return true
 		}
-		if t == "tool_result" && depth == 0 {
+		if string(t) == "tool_result" && depth == 0 {
 			if nested, ok := memberValue(item, "content"); ok && hasUnknown(nested, nestedContent, 1) {
 				return true
 			}
@@ -116,7 +123,7 @@ func appendContent(out, arr []byte, types []string, depth int) []byte {
 			out = append(out, `{"type":"text","text":"","_meta":{"`+UnknownContentKey+`":`...)
 			out = jsonstr.Append(out, string(item))
 			out = append(out, "}}"...)
-		case t == "tool_result" && depth == 0:
+		case string(t) == "tool_result" && depth == 0:
 			out, _ = appendWithContent(out, item, nestedContent, 1) // a tool_result block
 		default:
 			out = append(out, item...)
