@@ -21,6 +21,25 @@ func TestStart(t *testing.T) {
 	}
 }
 
+// TestServerRestart: a killed server refuses connections; started again on the same
+// address it still holds what it was told before the kill.
+func TestServerRestart(t *testing.T) {
+	s := redistest.StartServer(t)
+	if r, err := redistest.Do(s.Addr(), "SET", "k", "kept"); err != nil || r != "OK" {
+		t.Fatalf("set = %q, %v", r, err)
+	}
+	s.Kill()
+	if r, err := redistest.Do(s.Addr(), "PING"); err == nil {
+		t.Fatalf("a killed server answered %q", r)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := redistest.Do(s.Addr(), "GET", "k"); err != nil || v != "kept" {
+		t.Fatalf("get after the restart = %q, %v", v, err)
+	}
+}
+
 // Start needs a test's testing.TB; testing.Benchmark gives one here. Like the package's
 // tests it needs redis-server (.ci/run installs it).
 func Example() {
