@@ -20,6 +20,13 @@ import (
 // all refreshed in the same second. That part is at most half the token's lifetime (as this
 // process first saw it), so a short-lived token is still used for half its life before it is
 // refreshed, never refreshed on every call.
+//
+// A refresh whose save failed (the store went down after the refresh token was spent) leaves
+// the store holding the spent refresh token: the refreshed grant lives only in this process
+// (unsaved). Until it is saved, it is the grant: a later refresh under the lock saves it in
+// place of the store's, whose refresh token would be refused (and the user sent to a login
+// although the grant is fine), and so does a source made for a refused token
+// (refreshShared).
 
 const (
 	expiryDelta = 10 * time.Second // a token this close to its expiry is refreshed (as oauth2 does)
@@ -39,6 +46,17 @@ type sharedSource struct {
 	life       time.Duration // g's access token's lifetime when this process took it (0: no expiry)
 	bad        string        // an access token the server refused: never adopted again
 	refreshing *flight       // the refresh in progress in this process, shared by its callers
+	// unsaved is the refresh token the store still holds, spent by the refresh that gave g,
+	// while g is not saved ("": g is saved).
+	unsaved string
+}
+
+// unsavedGrant returns the grant s refreshed and could not save, and the spent refresh
+// token the store holds in its place; ok is false when s's grant is saved.
+func (s *sharedSource) unsavedGrant() (g StoredToken, spent string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.g, s.unsaved, s.unsaved != ""
 }
 
 func (h *Handler) shared(st *StoredToken, bad string) *sharedSource {
@@ -90,7 +108,7 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 			f = &flight{done: make(chan struct{})}
 			s.refreshing = f
 		}
-		g, bad := s.g, s.bad
+		g, bad, unsaved := s.g, s.bad, s.unsaved
 		s.mu.Unlock()
 		if !lead {
 			<-f.done // bounded by refreshTimeout
@@ -99,11 +117,11 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 			}
 			continue
 		}
-		ng, err := s.refresh(g, bad)
+		ng, unsaved, err := s.refresh(g, bad, unsaved)
 		s.mu.Lock()
 		if err == nil {
 			s.life = lifetime(ng.Token)
-			s.g = ng
+			s.g, s.unsaved = ng, unsaved
 			if ng.Token.AccessToken != bad {
 				s.bad = ""
 			}
@@ -120,44 +138,61 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 }
 
 // refresh gets a fresh grant for g under the store's lock: the stored one when another
-// replica refreshed it meanwhile, else g refreshed and saved.
-func (s *sharedSource) refresh(g StoredToken, bad string) (StoredToken, error) {
+// replica refreshed it meanwhile, else g refreshed and saved. unsaved is the spent refresh
+// token the store holds while g is not saved (""); refresh returns the grant and, when it
+// could not be saved, the refresh token the store still holds in its place.
+func (s *sharedSource) refresh(g StoredToken, bad, unsaved string) (StoredToken, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	unlock, err := s.lock.LockToken(ctx, s.h.key, lockTTL)
 	if err != nil {
-		return g, fmt.Errorf("%w: locking the grant for its refresh: %w", ErrTokenStore, err)
+		return g, unsaved, fmt.Errorf("%w: locking the grant for its refresh: %w", ErrTokenStore, err)
 	}
 	defer unlock()
 	// The grant as stored now: another replica may have refreshed it (and spent the
 	// refresh token this process holds).
 	st, err := s.h.store.LoadToken(ctx, s.h.key)
 	if err != nil {
-		return g, fmt.Errorf("%w: reading the grant for its refresh: %w", ErrTokenStore, err)
+		return g, unsaved, fmt.Errorf("%w: reading the grant for its refresh: %w", ErrTokenStore, err)
 	}
-	if st != nil && st.Token != nil {
-		g = *st
+	switch {
+	case unsaved != "" && st != nil && st.Token != nil && st.Token.RefreshToken == unsaved:
+		// The store still holds what this process refreshed: ours is the grant.
+		if err := s.h.store.SaveToken(ctx, s.h.key, &g); err == nil {
+			unsaved = ""
+		}
+		if s.fresh(g.Token, bad, lifetime(g.Token)) {
+			return g, unsaved, nil
+		}
+	case st != nil && st.Token != nil:
+		g, unsaved = *st, "" // a login, or another replica's refresh, since
 		if s.fresh(st.Token, bad, lifetime(st.Token)) {
-			return g, nil
+			return g, "", nil
 		}
 	}
 	if g.Token == nil || g.Token.RefreshToken == "" {
-		return g, errors.New("the access token expired and no refresh token is kept")
+		return g, unsaved, errors.New("the access token expired and no refresh token is kept")
+	}
+	stored := g.Token.RefreshToken // what the store holds, unless ours was not saved
+	if unsaved != "" {
+		stored = unsaved
 	}
 	stale := *g.Token
 	stale.AccessToken = "" // so that oauth2 refreshes
 	rctx := context.WithValue(ctx, oauth2.HTTPClient, s.h.hc)
 	tok, err := g.config().TokenSource(rctx, &stale).Token()
 	if err != nil {
-		return g, err
+		return g, unsaved, err
 	}
 	g.Token = tok
 	saved := g
 	if err := s.h.store.SaveToken(ctx, s.h.key, &saved); err != nil {
-		// The new refresh token is lost to the other replicas; this one keeps using it.
+		// The new refresh token is lost to the other replicas; this one keeps using it and
+		// saves it at its next refresh (unsaved).
 		s.h.log.Warn("saving the refreshed OAuth token failed", "err", err)
+		return g, stored, nil
 	}
-	return g, nil
+	return g, "", nil
 }
 
 // refreshShared is refreshNow for a TokenLocker store: bad, the access token the server refused,
@@ -171,7 +206,18 @@ func (h *Handler) refreshShared(ctx context.Context, bad string) (bool, error) {
 	if st == nil || st.Token == nil || !h.dpop.useStored(st) {
 		return false, nil
 	}
+	// The grant this process refreshed and could not save is newer than the store's.
+	h.mu.Lock()
+	cur, _ := h.ts.(*sharedSource)
+	h.mu.Unlock()
+	var unsaved string
+	if cur != nil {
+		if g, spent, ok := cur.unsavedGrant(); ok && st.Token.RefreshToken == spent {
+			st, unsaved = &g, spent
+		}
+	}
 	ts := h.shared(st, bad)
+	ts.unsaved = unsaved
 	if _, err := ts.Token(); err != nil {
 		h.log.Debug("refreshing the OAuth token failed", "err", err)
 		if errors.Is(err, ErrTokenStore) {

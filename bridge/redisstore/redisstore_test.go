@@ -641,3 +641,116 @@ func TestStoreDownIsNotNeedsLogin(t *testing.T) {
 		t.Errorf("%d requests carried another user's token", n)
 	}
 }
+
+// failingSave is a store whose next SaveToken, once armed, meets a real outage: the
+// redis-server is killed just before the save goes to it, and started again (its data
+// kept) after the save failed.
+type failingSave struct {
+	*redisstore.Store
+	srv   *redistest.Server
+	armed atomic.Bool
+	hit   atomic.Int64
+}
+
+func (f *failingSave) SaveToken(ctx context.Context, k string, t *bridge.StoredToken) error {
+	if !f.armed.CompareAndSwap(true, false) {
+		return f.Store.SaveToken(ctx, k, t)
+	}
+	f.srv.Kill()
+	err := f.Store.SaveToken(ctx, k, t)
+	if rerr := f.srv.Restart(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if err != nil {
+		f.hit.Add(1)
+	}
+	return err
+}
+
+// TestUnsavedRefreshIsKept: a refresh whose save meets a store outage (the refresh token it
+// spent is what the store still holds) keeps the refreshed grant: the next refresh, after
+// the server refused the access token again, uses it and saves it, instead of spending the
+// store's refresh token a second time (refused: the user would be sent to a login although
+// the grant is fine). A process that starts afterwards finds the grant in the store.
+func TestUnsavedRefreshIsKept(t *testing.T) {
+	srv := redistest.StartServer(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	rs, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &failingSave{Store: rs, srv: srv}
+	var wrong atomic.Int64
+	ms := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(ms, &wrong)
+	as := oauthtest.New(ms)
+	t.Cleanup(as.Close)
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	connect := func() *bridge.Set {
+		set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+			&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
+				Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
+		if err != nil || len(set.Failed()) > 0 {
+			t.Fatalf("connect: %v %v", err, set.Failed())
+		}
+		t.Cleanup(func() { _ = set.Close() })
+		return set
+	}
+	set := connect()
+	const u = "erin"
+	call := func(set *bridge.Set) error {
+		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
+		cctx, ccancel := context.WithTimeout(bridge.WithUser(ctx, u), 20*time.Second)
+		defer ccancel()
+		_, err := set.Tools()[0].Handler(cctx, args)
+		return err
+	}
+	au, err := set.StartLogin(ctx, u, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := oauthtest.Consent(ctx, au, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.CompleteLogin(ctx, u, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(set); err != nil {
+		t.Fatalf("after the login: %v", err)
+	}
+
+	// The server refuses the access token; its refresh is not saved (the store is down).
+	as.ExpireAll()
+	store.armed.Store(true)
+	if err := call(set); err != nil {
+		t.Fatalf("the call whose refresh was not saved: %v", err)
+	}
+	if store.hit.Load() != 1 {
+		t.Fatalf("%d saves met the outage, want 1", store.hit.Load())
+	}
+	// Again: the refresh must start from the grant this process holds.
+	as.ExpireAll()
+	if err := call(set); err != nil {
+		t.Errorf("the next refresh: %v", err)
+	}
+	if d := as.DoubleSpent(); d != 0 {
+		t.Errorf("%d refresh tokens were spent twice", d)
+	}
+	// A new process (another replica, a restart) reads the grant from the store.
+	as.ExpireAll()
+	if err := call(connect()); err != nil {
+		t.Errorf("a new process's call: %v", err)
+	}
+	if d := as.DoubleSpent(); d != 0 {
+		t.Errorf("%d refresh tokens were spent twice", d)
+	}
+	if n := wrong.Load(); n != 0 {
+		t.Errorf("%d requests carried another user's token", n)
+	}
+}
+
