@@ -39,6 +39,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -84,6 +85,7 @@ type Store struct {
 
 	relayTimeout time.Duration
 	relay        relay
+	orphans      orphans
 }
 
 var (
@@ -194,17 +196,39 @@ func (s *Store) DeleteToken(ctx context.Context, key string) error {
 // unlockScript deletes the lock only if it still holds this holder's token.
 var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
 
-// LockToken implements auth.TokenLocker with SET NX PX and a random holder token, polling
-// (10 ms to 200 ms, jittered) until the lock is free or ctx ends; ctx alone bounds the wait.
+// lockScript takes the lock when it is free or still held by this holder's token (an
+// orphan of this Store), for ARGV[2] milliseconds.
+var lockScript = redis.NewScript(`local v = redis.call("GET", KEYS[1])
+if v == false then redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2]) return 1 end
+if v == ARGV[1] then redis.call("PEXPIRE", KEYS[1], ARGV[2]) return 1 end
+return 0`)
+
+// LockToken implements auth.TokenLocker with a random holder token set if the lock is free
+// (SET NX PX), polling (10 ms to 200 ms, jittered) until it is or ctx ends; ctx alone bounds
+// the wait. A lock this Store may have left behind in a store outage (its release failed,
+// or the answer to taking it was lost) would block the grant's refreshes until its TTL
+// ends; the Store remembers its token (orphans) and takes the lock back with it.
 func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (func(), error) {
 	lk := s.prefix + "l:" + key
-	holder := crand.Text()
+	holder, orphaned := s.orphans.take(lk)
+	if !orphaned {
+		holder = crand.Text()
+	}
 	wait := 10 * time.Millisecond
 	for {
 		octx, cancel := s.bound(ctx)
-		ok, err := s.c.SetNX(octx, lk, holder, ttl).Result()
+		var ok bool
+		var err error
+		if orphaned {
+			var n int64
+			n, err = lockScript.Run(octx, s.c, []string{lk}, holder, ttl.Milliseconds()).Int64()
+			ok = n == 1
+		} else {
+			ok, err = s.c.SetNX(octx, lk, holder, ttl).Result()
+		}
 		cancel()
 		if err != nil {
+			s.orphans.keep(lk, holder, ttl) // the lock may have been taken
 			return nil, fail("lock", err)
 		}
 		if ok {
@@ -212,7 +236,9 @@ func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (f
 				// Released on a context of its own: the caller's may have ended.
 				uctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 				defer cancel()
-				_ = unlockScript.Run(uctx, s.c, []string{lk}, holder).Err()
+				if err := unlockScript.Run(uctx, s.c, []string{lk}, holder).Err(); err != nil {
+					s.orphans.keep(lk, holder, ttl)
+				}
 			}, nil
 		}
 		t := time.NewTimer(wait/2 + mrand(wait))
@@ -227,6 +253,52 @@ func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (f
 }
 
 func mrand(d time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(d))) }
+
+// maxOrphans bounds the locks a Store remembers having left behind; over it, a lock is
+// left to its TTL.
+const maxOrphans = 4096
+
+// orphans are the holder tokens of locks this Store may have left behind, by lock key,
+// until their TTL ends.
+type orphans struct {
+	mu sync.Mutex
+	m  map[string]orphan
+}
+
+type orphan struct {
+	holder string
+	until  time.Time
+}
+
+// keep remembers holder as lk's possible orphan for ttl.
+func (o *orphans) keep(lk, holder string, ttl time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	if o.m == nil {
+		o.m = map[string]orphan{}
+	}
+	if len(o.m) >= maxOrphans {
+		for k, v := range o.m {
+			if now.After(v.until) {
+				delete(o.m, k)
+			}
+		}
+		if len(o.m) >= maxOrphans {
+			return
+		}
+	}
+	o.m[lk] = orphan{holder: holder, until: now.Add(ttl)}
+}
+
+// take returns and forgets lk's orphan, if its TTL has not ended.
+func (o *orphans) take(lk string) (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	v, ok := o.m[lk]
+	delete(o.m, lk)
+	return v.holder, ok && time.Now().Before(v.until)
+}
 
 // seal is "1.<key ID>.<base64url(nonce|ciphertext)>", with rk as additional data.
 func (s *Store) seal(rk string, plain []byte) string {

@@ -754,3 +754,42 @@ func TestUnsavedRefreshIsKept(t *testing.T) {
 	}
 }
 
+// TestOrphanedLockIsTakenBack: a lock whose release met a store outage stays in Redis
+// until its TTL ends (the server keeps its data across the restart); the Store that held it
+// takes it back at once, and another replica's Store still waits for it.
+func TestOrphanedLockIsTakenBack(t *testing.T) {
+	srv := redistest.StartServer(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	s := newStore(t, c, "k1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	unlock, err := s.LockToken(ctx, "g", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	unlock() // fails: the server is down
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, err := redistest.Do(srv.Addr(), "PTTL", "mcpbridge:l:g"); err != nil || ttl == "-2" {
+		t.Fatalf("the lock did not survive the restart: %q %v", ttl, err)
+	}
+	other := newStore(t, c, "k1")
+	short, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer scancel()
+	if _, err := other.LockToken(short, "g", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("another Store took the orphaned lock: %v", err)
+	}
+	short2, scancel2 := context.WithTimeout(ctx, 2*time.Second)
+	defer scancel2()
+	unlock, err = s.LockToken(short2, "g", time.Minute)
+	if err != nil {
+		t.Fatalf("the Store that left the lock behind cannot take it back: %v", err)
+	}
+	unlock()
+	if _, err := other.LockToken(short2, "g", time.Minute); err != nil {
+		t.Fatalf("the lock was not released: %v", err)
+	}
+}
