@@ -216,6 +216,12 @@ func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (f
 	}
 	wait := 10 * time.Millisecond
 	for {
+		if !orphaned {
+			// Another caller of this Store may have left the lock behind meanwhile.
+			if h, ok := s.orphans.take(lk); ok {
+				holder, orphaned = h, true
+			}
+		}
 		octx, cancel := s.bound(ctx)
 		var ok bool
 		var err error
