@@ -51,13 +51,22 @@ const (
 // soakWorkSchema must equal testdata/soakserver's workSchema.
 const soakWorkSchema = `{"type":"object","properties":{"id":{"type":"string"},"ms":{"type":"integer","minimum":0,"maximum":1000}},"required":["id"],"additionalProperties":false}`
 
-// TestSoak runs 16 stdio and 16 Streamable HTTP servers and calls them 64 wide for -soak,
-// while, in the last 4 s of every 10: stdio server processes are SIGKILLed at random (the
-// bridge restarts them), HTTP servers are restarted (their sessions lost) and their traffic
-// goes through a fault proxy (503s, connection resets before and after the server ran the
-// call, stalls past the call's deadline, bodies trickled out); all the while servers send
+// TestSoak runs 16 stdio and 16 Streamable HTTP servers, and 4 Streamable HTTP servers that
+// need a login (internal/oauthtest, access tokens of 20 s) for 8 users whose grants live in
+// bridge/redisstore on a real redis-server, and calls them 64 wide for -soak (a token server's
+// calls for a user picked at random), while, in the last 4 s of every 10: stdio server
+// processes are SIGKILLed at random (the bridge restarts them), HTTP servers are restarted
+// (their sessions lost) and their traffic goes through a fault proxy (503s, connection resets
+// before and after the server ran the call, stalls past the call's deadline, bodies trickled
+// out), the redis-server is killed and started again on its address 1.5 s later (its data
+// kept: append-only, fsync'd) or, every other window, pauses its clients for 1.5 s (CLIENT
+// PAUSE), and meanwhile a token server forgets the access tokens it issued (so its users'
+// calls need a refresh through the store that is out); all the while servers send
 // tools/list_changed storms. It reports the calls made and their outcomes, and requires that
-// every call returned by its deadline with a result or a *bridge.ServerError, that no call
+// every call returned by its deadline with a result or a typed error (a *bridge.ServerError,
+// or bridge.ErrTokenStore while the store is out), that no call through a token server was
+// told its user must log in again (*bridge.NeedsLoginError: the grants are fine), that no
+// request carried another user's token, that no refresh token was spent twice, that no call
 // ran twice on a server (the tool is not marked idempotent), and that Close leaves no process
 // and no goroutine; heap and goroutines at start, middle and end, and p50/p99 latency of the
 // calls made outside the fault windows, are reported.
@@ -73,6 +82,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	ran := &runCount{n: map[string]int{}}
+	store := newSoakStore(t, ran)
 	var cfgs []bridge.ServerConfig
 	for i := range soakStdio {
 		cfgs = append(cfgs, bridge.ServerConfig{ID: "stdio" + strconv.Itoa(i), Command: bin, Env: map[string]string{
@@ -81,16 +91,19 @@ func TestSoak(t *testing.T) {
 	var proxies []*faultProxy
 	var servers []*httptest.Server
 	for i := range soakHTTP {
-		p := newFaultProxy(ran, inFaults)
+		p := newFaultProxy("http"+strconv.Itoa(i), ran, inFaults)
 		ts := httptest.NewServer(p)
 		t.Cleanup(ts.Close)
 		proxies, servers = append(proxies, p), append(servers, ts)
 		cfgs = append(cfgs, bridge.ServerConfig{ID: "http" + strconv.Itoa(i), Type: bridge.TypeHTTP, URL: ts.URL + "/mcp"})
 	}
+	cfgs = append(cfgs, store.configs()...)
 
 	ctx := testContext(t, *soakFor+5*time.Minute)
-	set, err := bridge.Connect(ctx, cfgs, &bridge.Options{Logger: slog.New(slog.DiscardHandler), AlwaysPrefix: true,
-		CallTimeout: 3 * time.Second, ConnectTimeout: 3 * time.Second})
+	opts := &bridge.Options{Logger: slog.New(slog.DiscardHandler), AlwaysPrefix: true,
+		CallTimeout: 3 * time.Second, ConnectTimeout: 3 * time.Second}
+	store.options(opts)
+	set, err := bridge.Connect(ctx, cfgs, opts)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -106,6 +119,9 @@ func TestSoak(t *testing.T) {
 	if n := len(set.Tools()); n != len(cfgs) {
 		t.Fatalf("%d tools, want one per server (%d)", n, len(cfgs))
 	}
+	if err := store.login(ctx, set); err != nil {
+		t.Fatalf("logging the users in: %v", err)
+	}
 
 	var samples []memSample // at 10 %, 50 % and 90 % of the soak, under load
 	start := time.Now()
@@ -116,6 +132,9 @@ func TestSoak(t *testing.T) {
 	stop := make(chan struct{})
 	var chaos sync.WaitGroup
 	var kills, restarts, storms atomic.Int64
+	chaos.Go(func() {
+		store.faults(stop, func(k int) time.Time { return start.Add(time.Duration(k)*soakPeriod + soakCalm) })
+	})
 	chaos.Go(func() {
 		for _, at := range []struct {
 			name string
@@ -168,11 +187,15 @@ func TestSoak(t *testing.T) {
 				id := "c" + strconv.FormatInt(next.Add(1), 10)
 				args, _ := json.Marshal(map[string]any{"id": id, "ms": rand.IntN(20)})
 				cctx, cancel := context.WithTimeout(context.Background(), soakCallBudget)
+				token := isTokenTool(tool)
+				if token {
+					cctx, args = store.call(cctx, id, rand.IntN(20))
+				}
 				began := time.Now()
 				text, err := tool.Handler(cctx, args)
 				took := time.Since(began)
 				cancel()
-				stats.add(took, inFaults(began) || inFaults(began.Add(took)), id, text, err)
+				stats.add(took, inFaults(began) || inFaults(began.Add(took)), token, id, text, err)
 			}
 		})
 	}
@@ -184,6 +207,8 @@ func TestSoak(t *testing.T) {
 		t.Errorf("Set.Close: %v", err)
 	}
 	closed = true
+	spent, refreshes := store.doubleSpent()
+	store.close() // the redis-server is a child process of the test
 
 	// How often each call ran: the stdio servers' logs and the HTTP servers' counts.
 	for i := range soakStdio {
@@ -193,7 +218,7 @@ func TestSoak(t *testing.T) {
 		}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			ran.add(sc.Text())
+			ran.add(sc.Text(), "stdio"+strconv.Itoa(i))
 		}
 		f.Close()
 	}
@@ -202,10 +227,17 @@ func TestSoak(t *testing.T) {
 	s := &stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.Logf("soak of %s: %d calls (%d stdio, %d HTTP servers, %d wide); %d stdio kills, %d HTTP restarts, %d list_changed storms",
-		*soakFor, s.calls, soakStdio, soakHTTP, soakCallers, kills.Load(), restarts.Load(), storms.Load())
-	t.Logf("outcomes: %d results, %d typed errors %v, %d other; %d returned after their deadline (latest %s past it)",
-		s.ok, s.typed, s.phases, len(s.other), s.late, s.worstLate.Round(time.Millisecond))
+	t.Logf("soak of %s: %d calls (%d stdio, %d HTTP servers, %d token servers for %d users, %d wide); %d stdio kills, %d HTTP restarts, %d list_changed storms; redis-server %d restarts, %d pauses; %d token expiries",
+		*soakFor, s.calls, soakStdio, soakHTTP, soakToken, soakUsers, soakCallers, kills.Load(), restarts.Load(), storms.Load(),
+		store.restarts.Load(), store.pauses.Load(), store.expiries.Load())
+	t.Logf("outcomes: %d results, %d typed errors %v (%d bridge.ErrTokenStore), %d other; %d returned after their deadline (latest %s past it)",
+		s.ok, s.typed, s.phases, s.store, len(s.other), s.late, s.worstLate.Round(time.Millisecond))
+	tok := &s.tok
+	t.Logf("through token servers: %d calls: %d results, %d bridge.ErrTokenStore, %d *bridge.NeedsLoginError, other *bridge.ServerError %v; %d refreshes, %d refresh tokens spent twice, %d requests with another user's token",
+		tok.calls, tok.ok, tok.store, tok.login, tok.server, refreshes, spent, store.wrong.Load())
+	if n, last := goRedisLog.count(); n > 0 {
+		t.Logf("go-redis logged %d lines, the last: %s", n, last)
+	}
 	t.Logf("calls run by servers: %d; run twice: %d", ran.total(), len(twice))
 	p50, p99 := s.calmLatency()
 	t.Logf("latency outside the fault windows (%d calls): p50 %s, p99 %s", len(s.calm), p50, p99)
@@ -225,10 +257,28 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d calls returned after their deadline of %s (+%s), the latest %s past it", s.late, soakCallBudget, soakGrace, s.worstLate)
 	}
 	if len(s.other) > 0 {
-		t.Errorf("%d calls ended with neither a result nor a *bridge.ServerError, e.g. %q", len(s.other), s.other[:min(5, len(s.other))])
+		t.Errorf("%d calls ended with neither a result nor a typed error, e.g. %q", len(s.other), s.other[:min(5, len(s.other))])
 	}
 	if len(twice) > 0 {
 		t.Errorf("%d calls ran twice on a server, e.g. %v", len(twice), twice[:min(5, len(twice))])
+	}
+	if tok.calls == 0 || tok.ok == 0 {
+		t.Errorf("%d calls through token servers, %d with a result", tok.calls, tok.ok)
+	}
+	if tok.login > 0 {
+		t.Errorf("%d calls through token servers were told their user must log in again (the grants are fine), e.g. %q", tok.login, tok.loginErrs)
+	}
+	if spent > 0 {
+		t.Errorf("%d refresh tokens were spent twice", spent)
+	}
+	if w := store.wrong.Load(); w > 0 {
+		t.Errorf("%d requests carried another user's token (or none)", w)
+	}
+	if store.restarts.Load() == 0 {
+		t.Error("the redis-server was never restarted")
+	}
+	for _, err := range store.faultErrs {
+		t.Errorf("a store fault: %v", err)
 	}
 	if haveProc {
 		if left := waitChildren(baseKids, 15*time.Second); len(left) > 0 {
@@ -276,13 +326,15 @@ type soakStats struct {
 	calls     int
 	ok, typed int
 	phases    map[bridge.Phase]int
+	store     int        // typed errors that are bridge.ErrTokenStore
+	tok       tokenStats // the calls through token servers
 	other     []string
 	late      int
 	worstLate time.Duration
 	calm      []time.Duration // latencies of calls made outside the fault windows
 }
 
-func (s *soakStats) add(took time.Duration, faulty bool, id, text string, err error) {
+func (s *soakStats) add(took time.Duration, faulty, token bool, id, text string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -292,6 +344,9 @@ func (s *soakStats) add(took time.Duration, faulty bool, id, text string, err er
 	}
 	var se *bridge.ServerError
 	var te *results.ToolError
+	if token {
+		s.tok.add(err, err == nil && text == "done "+id)
+	}
 	switch {
 	case err == nil && text == "done "+id:
 		s.ok++
@@ -300,6 +355,9 @@ func (s *soakStats) add(took time.Duration, faulty bool, id, text string, err er
 		}
 	case err == nil:
 		s.other = append(s.other, "result "+strconv.Quote(text))
+	case errors.Is(err, bridge.ErrTokenStore):
+		s.typed++
+		s.store++
 	case errors.As(err, &se):
 		s.typed++
 		if s.phases == nil {
@@ -337,16 +395,26 @@ func sampleMem(at string) memSample {
 	return memSample{at: at, heap: ms.HeapAlloc, goroutines: runtime.NumGoroutine()}
 }
 
-// runCount counts how often servers ran each call ID.
+// runCount counts how often servers ran each call ID, and which servers did.
 type runCount struct {
 	mu sync.Mutex
 	n  map[string]int
+	by map[string]string // call ID -> the servers that ran it, comma-separated
 }
 
-func (r *runCount) add(id string) {
+// add records that the server named server ran the call id.
+func (r *runCount) add(id, server string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.n[id]++
-	r.mu.Unlock()
+	if r.by == nil {
+		r.by = map[string]string{}
+	}
+	if b, ok := r.by[id]; ok {
+		r.by[id] = b + "," + server
+	} else {
+		r.by[id] = server
+	}
 }
 
 func (r *runCount) total() int {
@@ -365,7 +433,7 @@ func (r *runCount) twice() []string {
 	var ids []string
 	for id, n := range r.n {
 		if n > 1 {
-			ids = append(ids, id+"×"+strconv.Itoa(n))
+			ids = append(ids, id+"×"+strconv.Itoa(n)+" ("+r.by[id]+")")
 		}
 	}
 	slices.Sort(ids)
@@ -376,6 +444,7 @@ func (r *runCount) twice() []string {
 // inFaults says so, answers some requests with a fault instead. restart replaces the go-sdk
 // server (and its sessions) with a new one.
 type faultProxy struct {
+	name     string // the server's ID
 	ran      *runCount
 	inFaults func(time.Time) bool
 	mu       sync.Mutex // guards srv and h
@@ -385,8 +454,8 @@ type faultProxy struct {
 	done     chan struct{}
 }
 
-func newFaultProxy(ran *runCount, inFaults func(time.Time) bool) *faultProxy {
-	p := &faultProxy{ran: ran, inFaults: inFaults, done: make(chan struct{})}
+func newFaultProxy(name string, ran *runCount, inFaults func(time.Time) bool) *faultProxy {
+	p := &faultProxy{name: name, ran: ran, inFaults: inFaults, done: make(chan struct{})}
 	p.restart()
 	return p
 }
@@ -402,7 +471,7 @@ func (p *faultProxy) restart() {
 			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 				return nil, err
 			}
-			p.ran.add(in.ID)
+			p.ran.add(in.ID, p.name)
 			select {
 			case <-time.After(time.Duration(in.MS) * time.Millisecond):
 			case <-ctx.Done():
