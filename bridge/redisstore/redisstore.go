@@ -196,18 +196,21 @@ func (s *Store) DeleteToken(ctx context.Context, key string) error {
 // unlockScript deletes the lock only if it still holds this holder's token.
 var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
 
-// lockScript takes the lock when it is free or still held by this holder's token (an
-// orphan of this Store), for ARGV[2] milliseconds.
+// lockScript takes the lock when it is free or already held by this holder's token (a
+// retried SET whose first answer was lost, or an orphan of this Store), for ARGV[2]
+// milliseconds.
 var lockScript = redis.NewScript(`local v = redis.call("GET", KEYS[1])
 if v == false then redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2]) return 1 end
 if v == ARGV[1] then redis.call("PEXPIRE", KEYS[1], ARGV[2]) return 1 end
 return 0`)
 
 // LockToken implements auth.TokenLocker with a random holder token set if the lock is free
-// (SET NX PX), polling (10 ms to 200 ms, jittered) until it is or ctx ends; ctx alone bounds
-// the wait. A lock this Store may have left behind in a store outage (its release failed,
-// or the answer to taking it was lost) would block the grant's refreshes until its TTL
-// ends; the Store remembers its token (orphans) and takes the lock back with it.
+// or already holds it (lockScript: a command go-redis retried after its answer was lost
+// finds its own token), polling (10 ms to 200 ms, jittered) until it is or ctx ends; ctx
+// alone bounds the wait. A lock this Store may have left behind in a store outage (its
+// release failed, or the answer to taking it was lost) would block the grant's refreshes
+// until its TTL ends; the Store remembers its token (orphans) and takes the lock back with
+// it.
 func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (func(), error) {
 	lk := s.prefix + "l:" + key
 	holder, orphaned := s.orphans.take(lk)
@@ -223,15 +226,7 @@ func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (f
 			}
 		}
 		octx, cancel := s.bound(ctx)
-		var ok bool
-		var err error
-		if orphaned {
-			var n int64
-			n, err = lockScript.Run(octx, s.c, []string{lk}, holder, ttl.Milliseconds()).Int64()
-			ok = n == 1
-		} else {
-			ok, err = s.c.SetNX(octx, lk, holder, ttl).Result()
-		}
+		ok, err := s.tryLock(octx, lk, holder, ttl)
 		cancel()
 		if err != nil {
 			s.orphans.keep(lk, holder, ttl) // the lock may have been taken
@@ -256,6 +251,12 @@ func (s *Store) LockToken(ctx context.Context, key string, ttl time.Duration) (f
 		}
 		wait = min(wait*2, 200*time.Millisecond)
 	}
+}
+
+// tryLock takes the lock lk for holder if it is free or already holder's.
+func (s *Store) tryLock(ctx context.Context, lk, holder string, ttl time.Duration) (bool, error) {
+	n, err := lockScript.Run(ctx, s.c, []string{lk}, holder, ttl.Milliseconds()).Int64()
+	return n == 1, err
 }
 
 func mrand(d time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(d))) }
