@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ttalk/mcpbridge/internal/wire"
+	"github.com/ttalk/mcpbridge/transport"
 )
 
 // Request says what Do sends.
@@ -38,7 +39,10 @@ func (p *Pool) Do(ctx context.Context, req Request, fn func(context.Context, *Se
 		if err != nil {
 			return p.requestErr(ctx, &req, err)
 		}
-		fctx, delivery := wire.WithDelivery(ctx)
+		fctx, delivery := ctx, (*wire.Delivery)(nil)
+		if sess.Kind == transport.KindHTTP { // only a Streamable HTTP session fails after a POST was taken
+			fctx, delivery = wire.WithDelivery(ctx)
+		}
 		err = fn(fctx, sess)
 		release()
 		if user, ok := User(ctx); ok && err != nil {

@@ -27,5 +27,6 @@ func Accepted(ctx context.Context) {
 	}
 }
 
-// Taken reports whether a request made with d's context was taken by the server.
-func (d *Delivery) Taken() bool { return d.accepted.Load() }
+// Taken reports whether a request made with d's context was taken by the server; false for
+// a nil d.
+func (d *Delivery) Taken() bool { return d != nil && d.accepted.Load() }
