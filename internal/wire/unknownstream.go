@@ -85,7 +85,7 @@ func (s *sseRewriter) Read(p []byte) (int, error) {
 			s.out = nil
 		}
 		if s.buf == nil {
-			s.buf = make([]byte, 32<<10)
+			s.buf = make([]byte, 4<<10) // a small answer is one read; a large one streams through
 		}
 		n, err := s.r.Read(s.buf)
 		s.feed(s.buf[:n])
