@@ -88,8 +88,8 @@
 // # Stability
 //
 // This package is public so that a host can reach one server without the bridge. It
-// exports these 25 names, stable (kept compatible across minor versions once the module is
-// tagged) except where noted:
+// exports these 17 package-level names and the methods of Conn, stable (kept compatible
+// across minor versions once the module is tagged) except where noted:
 //
 //   - [Spec] (its fields ID, Kind, Command, Args, Env, Dir, URL, Headers, Logger,
 //     StderrTailBytes, Grace, MaxFrameBytes and HTTPClient; OAuth, InProcess, WrapBase and
@@ -97,9 +97,11 @@
 //   - [Kind], [KindStdio], [KindHTTP], [KindSSE], [KindInProcess] and [Kinds];
 //   - [Open] and [Conn], with [Conn.Transport], [Conn.TakeTools], [Conn.FallbackToSSE],
 //     [Conn.Stderr], [Conn.Overrun], [Conn.Reached], [Conn.Running], [Conn.Installing],
-//     [Conn.NonProtocolLines] and [Conn.Close]; and [Conn.Direct], which serves the bridge
-//     (its result type is internal) and may change in any release;
-//   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes] and [TagEnv];
+//     [Conn.NonProtocolLines] and [Conn.Close]; and [Conn.Direct] and
+//     [Conn.OnNotifications], which serve the bridge (Direct's result type is internal) and
+//     may change in any release;
+//   - [DefaultGrace], [DefaultStderrTailBytes], [DefaultMaxMessageBytes], [DefaultNudgeAfter]
+//     and [TagEnv];
 //   - [ErrMessageTooLarge], [ErrFrameTooLarge] and [ErrUsed].
 //
 // Per-call headers are set with bridge.WithCallHeaders.
