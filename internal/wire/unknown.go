@@ -136,6 +136,13 @@ func appendContent(out, arr []byte, types []string, depth int) []byte {
 // replaced (types: those go-sdk decodes at depth); ok is false when o is not a well-formed
 // object.
 func appendWithContent(out, o []byte, types []string, depth int) ([]byte, bool) {
+	return appendWithMember(out, o, "content", func(out, v []byte) []byte { return appendContent(out, v, types, depth) })
+}
+
+// appendWithMember appends the object o with the value of every member named key appended
+// by rewrite instead (every copy: a decoder keeps the last); ok is false when o is not a
+// well-formed object.
+func appendWithMember(out, o []byte, key string, rewrite func(out, v []byte) []byte) ([]byte, bool) {
 	out = append(out, '{')
 	obj := scanObject(o)
 	for n := 0; ; n++ {
@@ -148,8 +155,8 @@ func appendWithContent(out, o []byte, types []string, depth int) ([]byte, bool) 
 		}
 		out = append(out, k...)
 		out = append(out, ':')
-		if keyIs(k, "content") {
-			out = appendContent(out, v, types, depth)
+		if keyIs(k, key) {
+			out = rewrite(out, v)
 		} else {
 			out = append(out, v...)
 		}

@@ -27,28 +27,14 @@ func ReplaceUnknownContentMessage(msg []byte) ([]byte, bool) {
 	if _, changed := ReplaceUnknownContent(res); !changed {
 		return msg, false
 	}
-	out := make([]byte, 0, len(msg)+128)
-	out = append(out, '{')
-	obj := scanObject(msg)
-	for n := 0; ; n++ {
-		k, v, ok := obj.next()
-		if !ok {
-			break
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, k...)
-		out = append(out, ':')
-		if keyIs(k, "result") {
-			v, _ = ReplaceUnknownContent(v) // every copy: the decoder keeps the last
-		}
-		out = append(out, v...)
-	}
-	if !obj.valid() {
+	out, ok := appendWithMember(make([]byte, 0, len(msg)+128), msg, "result", func(out, v []byte) []byte {
+		v, _ = ReplaceUnknownContent(v)
+		return append(out, v...)
+	})
+	if !ok {
 		return msg, false
 	}
-	return append(out, '}'), true
+	return out, true
 }
 
 // ReplaceUnknownContentSSE returns a reader of the event stream r in which each message
