@@ -173,12 +173,7 @@ func (s *sseRewriter) rewrite(ev []byte, atEOF bool) ([]byte, bool) {
 	}
 	var name, data []byte
 	haveData, copied := false, false
-	for rest := ev; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line = rest[:i+1]
-		}
-		rest = rest[len(line):]
+	for line := range bytes.Lines(ev) {
 		l := bytes.TrimRight(line, "\r\n")
 		if len(l) == 0 {
 			continue
@@ -213,12 +208,7 @@ func (s *sseRewriter) rewrite(ev []byte, atEOF bool) ([]byte, bool) {
 	}
 	out := make([]byte, 0, len(ev)+len(fixed))
 	var end []byte // the blank line that ended the event
-	for rest := ev; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line = rest[:i+1]
-		}
-		rest = rest[len(line):]
+	for line := range bytes.Lines(ev) {
 		l := bytes.TrimRight(line, "\r\n")
 		if len(l) == 0 {
 			end = line
