@@ -70,6 +70,21 @@ func startRedis(t testing.TB, args ...string) *redis.Client {
 
 func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
+// pausableStore is a Store on a redis-server of its own whose commands give up after 300 ms
+// (no client retries), so a test that pauses the server (CLIENT PAUSE at addr) sees the
+// store fail fast.
+func pausableStore(t *testing.T) (addr string, store *redisstore.Store) {
+	t.Helper()
+	addr = redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr, store
+}
+
 func newStore(t testing.TB, c redis.UniversalClient, current string) *redisstore.Store {
 	t.Helper()
 	s, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1), "k2": key(2)}, Current: current})
@@ -580,13 +595,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // login could not be stored either; once the store is back and the grant refreshed, the
 // same user's call works again without a login.
 func TestStoreDownIsNotNeedsLogin(t *testing.T) {
-	addr := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr, store := pausableStore(t)
 	var wrong atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
 	oauthtest.UserTool(srv, &wrong)

@@ -17,10 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ttalk/mcpbridge/bridge"
-	"github.com/ttalk/mcpbridge/bridge/redisstore"
 	"github.com/ttalk/mcpbridge/internal/oauthtest"
 	"github.com/ttalk/mcpbridge/internal/redistest"
 )
@@ -56,13 +54,7 @@ func consenting() *bridge.Authorizer {
 // OnToolsChanged and OnStatus say so, and its tool calls. Close ends the retries: no
 // goroutine is left.
 func TestServerRejoinsWhenTheStoreReturns(t *testing.T) {
-	addr := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr, store := pausableStore(t)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
 	type in struct {
 		Text string `json:"text"`
@@ -152,13 +144,7 @@ func TestServerRejoinsWhenTheStoreReturns(t *testing.T) {
 // Close while the store is still down (paused longer than the wait for the goroutines to
 // end) ends the retries at once: nothing is left running, and the server never rejoins.
 func TestCloseStopsStoreRetries(t *testing.T) {
-	addr := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr, store := pausableStore(t)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
 	as := oauthtest.New(srv)
 	t.Cleanup(as.Close)
@@ -196,13 +182,7 @@ func TestCloseStopsStoreRetries(t *testing.T) {
 // retry keeps it for its users: it rejoins Servers (not Tools), OnToolsChanged and OnStatus
 // say so, and a user who logs in then lists and calls its tool.
 func TestUsersOnlyServerRejoinsWhenTheStoreReturns(t *testing.T) {
-	addr := redistest.Start(t)
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	store, err := redisstore.New(redisstore.Options{Client: c, Keys: map[string][]byte{"k1": key(1)}, Current: "k1", Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr, store := pausableStore(t)
 	var wrong atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
 	oauthtest.UserTool(srv, &wrong)
