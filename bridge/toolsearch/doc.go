@@ -67,6 +67,11 @@
 //     of every other server's tools by 0.3 (a product named is strong evidence of
 //     intent), and the mention itself scores alike for every tool of the named server (a
 //     description that repeats "GitHub" is no better a match).
+//   - Server prior: a tool's score is scaled up by 0.3 times the share of the query's
+//     evidence (IDF) that its server's tools, between them, have words of — each word of
+//     the query counted once a server, weak words and expansions left out — so among tools
+//     that match alike, the one whose server covers the rest of the task comes first
+//     ("comment on the pull request": the code host's comment tool, not the tracker's).
 //
 // Ties keep document order. Scores are sums in a fixed order, so the same documents and
 // query always give the same hits in the same order.

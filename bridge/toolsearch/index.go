@@ -107,6 +107,9 @@ const (
 	// otherServer scales the score of a tool whose server the query does not name when it
 	// names some server.
 	otherServer = 0.3
+	// serverCover scales a tool's score up by this times the share of the query's evidence
+	// (IDF) that its server's tools, together, have words of.
+	serverCover = 0.3
 	// nameBonus rewards a tool whose name the query covers: the share of the name's terms
 	// the query has, times nameBonus, is added to the score.
 	nameBonus = 5.0
@@ -142,7 +145,7 @@ type Index struct {
 	vocab     []string                // every indexed term, sorted, for prefix matches
 	related   map[string][]string
 
-	scratch sync.Pool // *[]float64 of 4 × len(names), zero: a search's sums (Search)
+	scratch sync.Pool // *[]float64 of 4 × len(names) + 2 × servers, zero: a search's sums (Search)
 
 	server   []int            // each document's server, an index into servers
 	servers  int              // number of distinct Document.Server values
@@ -389,18 +392,22 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	n := len(ix.names)
 	// One buffer, zero, reused by the next search: each document's score, the sum and the
-	// best of the expansions of the query word being summed, and how much of its name the
-	// query covers (below).
+	// best of the expansions of the query word being summed, how much of its name the
+	// query covers (below), and for each server the evidence of the query's words its
+	// tools have and the last word counted (plus one).
 	bp, _ := ix.scratch.Get().(*[]float64)
 	if bp == nil {
-		b := make([]float64, 4*n)
+		b := make([]float64, 4*n+2*ix.servers)
 		bp = &b
 	}
 	buf := *bp
-	acc, sum, most, covered := buf[:n:n], buf[n:2*n:2*n], buf[2*n:3*n:3*n], buf[3*n:]
+	acc, sum, most, covered := buf[:n:n], buf[n:2*n:2*n], buf[2*n:3*n:3*n], buf[3*n:4*n:4*n]
+	cover, counted := buf[4*n:4*n+ix.servers:4*n+ix.servers], buf[4*n+ix.servers:]
 	defer func() {
 		clear(acc) // sum and most are cleared as they are used
 		clear(covered)
+		clear(cover)
+		clear(counted)
 		ix.scratch.Put(bp)
 	}()
 	var queryIDF float64 // the evidence the query's own words can give, for the name bonus
@@ -428,6 +435,15 @@ func (ix *Index) Search(query string, k int) []Hit {
 		if q.own {
 			if pl, ok := ix.postings[q.term]; ok {
 				queryIDF += min(q.weight, 1) * min(pl.idf, q.idfCap)
+				if q.weight >= 1 {
+					// The servers whose tools have the word: each counts it once.
+					for _, p := range pl.docs {
+						if s := ix.server[p.doc]; counted[s] != float64(i+1) {
+							counted[s] = float64(i + 1)
+							cover[s] += pl.idf
+						}
+					}
+				}
 			}
 		}
 		if q.from >= 0 {
@@ -507,6 +523,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 		if naming && !named[ix.server[i]] {
 			s *= otherServer
+		}
+		if queryIDF > 0 {
+			// A server prior: the tools of a server whose tools between them have more of
+			// the query's words are likelier, as a task's words spread over its server.
+			s *= 1 + serverCover*cover[ix.server[i]]/queryIDF
 		}
 		top.add(Hit{Doc: i, Name: ix.names[i], Score: s})
 	}

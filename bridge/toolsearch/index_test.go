@@ -69,6 +69,34 @@ func TestSearchRanking(t *testing.T) {
 	}
 }
 
+// TestServerPrior: among tools that match a task alike, the one whose server's tools have
+// more of the task's words ranks first, whatever the document order.
+func TestServerPrior(t *testing.T) {
+	ix := toolsearch.New([]toolsearch.Document{
+		{Name: "add_comment", Description: "Add a comment.", Server: "tracker"},
+		{Name: "transition_ticket", Description: "Move a ticket to another status.", Server: "tracker"},
+		{Name: "add_comment", Description: "Add a comment.", Server: "forge"},
+		{Name: "merge_pull_request", Description: "Merge a pull request.", Server: "forge"},
+	})
+	for _, tc := range []struct {
+		query string
+		first int
+	}{
+		{"comment on the pull request before the review", 2},
+		{"comment on the ticket before closing it", 0},
+	} {
+		var comments []int
+		for _, h := range ix.Search(tc.query, 0) {
+			if h.Name == "add_comment" {
+				comments = append(comments, h.Doc)
+			}
+		}
+		if len(comments) != 2 || comments[0] != tc.first {
+			t.Errorf("Search(%q): add_comment documents in order %v, want %d first", tc.query, comments, tc.first)
+		}
+	}
+}
+
 // The same documents and query give the same hits in the same order, whichever index built
 // them and however often they are asked.
 func TestSearchIsDeterministic(t *testing.T) {
