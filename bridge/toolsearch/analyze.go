@@ -415,6 +415,24 @@ func phraseWord(p string) string {
 	return ""
 }
 
+// actions reports which of four acts a term (stemmed) says, one bit each: create, delete,
+// update, and read (get, list and search: one act, as a task that finds a thing may want any
+// of them). A word of two senses ("open" an issue or a file, "wipe" and "wip") says none.
+func actions(t string) uint8 {
+	switch t {
+	case "creat", "add", "new", "insert":
+		return 1 << 0
+	case "delet", "remov", "drop", "destroy", "eras", "purg", "trash", "discard", "ditch":
+		return 1 << 1
+	case "updat", "edit", "modify", "chang", "patch", "set", "renam", "replac", "adjust", "tweak", "alter":
+		return 1 << 2
+	case "get", "fetch", "retriev", "read", "show", "view", "display", "inspect", "describ", "grab", "list",
+		"enumerat", "brows", "search", "find", "query", "lookup", "discover", "locat":
+		return 1 << 3
+	}
+	return 0
+}
+
 // relatedGroups are words that say the same thing in tool descriptions: a query word also
 // matches the others of its groups, at relatedWeight. They are the everyday vocabulary of
 // software operations and objects, not any server's tool names.

@@ -67,6 +67,11 @@
 //     of every other server's tools by 0.3 (a product named is strong evidence of
 //     intent), and the mention itself scores alike for every tool of the named server (a
 //     description that repeats "GitHub" is no better a match).
+//   - Acts: a tool whose name says one of four acts — create, delete, update, read (get,
+//     list and search are one act) — that the query asks for none of, when it asks for
+//     one, scores 0.9: "read the README of a repository" is no task for
+//     create_repository, though its name covers "repository". A word of two senses
+//     ("open") says no act.
 //   - Server prior: a tool's score is scaled up by 0.3 times the share of the query's
 //     evidence (IDF) that its server's tools, between them, have words of — each word of
 //     the query counted once a server, weak words and expansions left out — so among tools

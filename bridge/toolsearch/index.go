@@ -110,6 +110,9 @@ const (
 	// serverCover scales a tool's score up by this times the share of the query's evidence
 	// (IDF) that its server's tools, together, have words of.
 	serverCover = 0.3
+	// otherAction scales the score of a tool whose name says an act (create, delete,
+	// update, read: actions) the query asks for none of, when the query asks for one.
+	otherAction = 0.9
 	// nameBonus rewards a tool whose name the query covers: the share of the name's terms
 	// the query has, times nameBonus, is added to the score.
 	nameBonus = 5.0
@@ -138,6 +141,7 @@ const (
 type Index struct {
 	names     []string
 	nameTerms [][]string         // distinct stems of each document's name, less its server's mentions
+	nameActs  []uint8            // the acts (actions) each document's nameTerms say
 	nameSum   []float64          // the sum of the IDFs of each document's nameTerms
 	nameDocs  map[string][]int32 // each term of nameTerms → the documents whose nameTerms have it
 	postings  map[string]*postingList
@@ -264,6 +268,12 @@ func New(docs []Document) *Index {
 		// A name's own server prefix (slack_, hubspot-, gitlab__) is covered by the server
 		// prior, not by the name bonus.
 		ix.nameTerms[i] = slices.DeleteFunc(nt, func(t string) bool { return slices.Contains(ix.mentions[t], ix.server[i]) })
+	}
+	ix.nameActs = make([]uint8, len(docs))
+	for i, nt := range ix.nameTerms {
+		for _, t := range nt {
+			ix.nameActs[i] |= actions(t)
+		}
 	}
 	ix.nameSum = make([]float64, len(docs))
 	ix.nameDocs = map[string][]int32{}
@@ -506,6 +516,12 @@ func (ix *Index) Search(query string, k int) []Hit {
 			covered[d] += ix.postings[q.term].idf * m
 		}
 	}
+	var acts uint8 // the acts the query asks for
+	for _, q := range qt {
+		if q.own && q.weight >= 1 {
+			acts |= actions(q.term)
+		}
+	}
 	top := topHits{k: k}
 	if k > 0 {
 		top.hits = make([]Hit, 0, min(k, n))
@@ -513,6 +529,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 	for i, s := range acc {
 		if s <= 0 {
 			continue
+		}
+		if acts != 0 && ix.nameActs[i] != 0 && acts&ix.nameActs[i] == 0 {
+			// The tool's name says another act than any the task asks for: "read the
+			// README of a repository" is no task for create_repository.
+			s *= otherAction
 		}
 		if ix.nameSum[i] > 0 && queryIDF > 0 {
 			// The name bonus is evidence like the rest: the share of the name the query

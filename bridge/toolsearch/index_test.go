@@ -97,6 +97,24 @@ func TestServerPrior(t *testing.T) {
 	}
 }
 
+// TestOtherAction: a tool whose name says another act than any the task asks for (create
+// for a task that reads) ranks below one that matches alike and says no act against it.
+func TestOtherAction(t *testing.T) {
+	ix := toolsearch.New([]toolsearch.Document{
+		{Name: "create_branch", Description: "Create a branch.", Server: "forge"},
+		{Name: "branch_contents", Description: "Files of a branch.", Server: "forge"},
+	})
+	for _, tc := range []struct{ query, first string }{
+		{"read the release branch", "branch_contents"},
+		{"add a release branch", "create_branch"},
+		{"the release branch", "create_branch"}, // no act asked for: document order
+	} {
+		if hits := ix.Search(tc.query, 2); len(hits) == 0 || hits[0].Name != tc.first {
+			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)
+		}
+	}
+}
+
 // The same documents and query give the same hits in the same order, whichever index built
 // them and however often they are asked.
 func TestSearchIsDeterministic(t *testing.T) {
