@@ -249,6 +249,40 @@ func terms(dst []string, s string, whole func(term string) bool, stems map[strin
 	return dst
 }
 
+// withoutTools returns s with every word that is the name of a tool in tools other than own
+// (lowercase, as written: letters, digits, _ and -) replaced by a space; s itself when it
+// names none.
+func withoutTools(s, own string, tools map[string]bool) string {
+	var b []byte // nil until a name is found
+	start := -1  // start of the current word, or -1
+	last := 0    // s[:last] is in b
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isNameByte(s[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start < 0 {
+			continue
+		}
+		w := strings.ToLower(s[start:i])
+		if w != own && tools[w] {
+			b = append(append(b, s[last:start]...), ' ')
+			last = i
+		}
+		start = -1
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
 // plainURLs rewrites each URL of s (scheme://host/path?query) as the word "url" and its
 // host's name: "open https://www.example.com/a/b?c=d" reads "open url example". A URL's
 // scheme, path and query are identifiers, not words of the task, and would match the

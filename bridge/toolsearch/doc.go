@@ -21,7 +21,9 @@
 // near, "sea level" → elevation, "api calls" → request, "at once" → multiple). A URL reads
 // as the word url and its host's name ("https://www.example.com/a/b?c" → url example): its
 // path and query are identifiers, and would match the example URLs of unrelated
-// descriptions.
+// descriptions. A description's mention of another indexed tool by a name that cannot be a
+// word (snake_case, kebab-case: "call browser_snapshot first") is left out of its terms: it
+// says what that tool does, not this one (the exact words below still read it as written).
 //
 // Documents are scored with BM25F (k1 1.2): each field has a weight and a length
 // normalisation — name 2, title 2, description 1, parameter names 0.6, parameter

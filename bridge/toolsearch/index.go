@@ -192,12 +192,21 @@ func New(docs []Document) *Index {
 		return ts
 	}
 	var total [numFields]float64
+	// The names of the tools that cannot be words (read_file, list-pages): a description
+	// that names another tool ("use browser_snapshot first") says what that tool does.
+	tools := map[string]bool{}
+	for _, d := range docs {
+		if strings.ContainsAny(d.Name, "_-") {
+			tools[strings.ToLower(d.Name)] = true
+		}
+	}
 	for i, d := range docs {
 		ix.names[i] = d.Name
 		ft := &all[i]
 		ft[fieldName] = terms(nil, redact.ClipMark(d.Name, maxDocText, ""), nil, stems)
 		ft[fieldTitle] = terms(nil, redact.ClipMark(d.Title, maxDocText, ""), nil, stems)
-		ft[fieldDescription] = terms(nil, redact.ClipMark(d.Description, maxDocText, ""), nil, stems)
+		desc := withoutTools(redact.ClipMark(d.Description, maxDocText, ""), strings.ToLower(d.Name), tools)
+		ft[fieldDescription] = terms(nil, desc, nil, stems)
 		var pn, pd []string
 		for j, p := range d.Params {
 			if j >= maxParams {

@@ -115,6 +115,33 @@ func TestOtherAction(t *testing.T) {
 	}
 }
 
+// TestOtherToolNamed: a description that names another tool ("call page_snapshot first")
+// does not match that tool's words, but for the exact-word bonus; the tool's own name in its
+// description still does.
+func TestOtherToolNamed(t *testing.T) {
+	ix := toolsearch.New([]toolsearch.Document{
+		{Name: "element_click", Description: "Click an element. Call PAGE_SNAPSHOT first to find it.", Server: "browser"},
+		{Name: "page_snapshot", Description: "The accessibility tree of the page; page_snapshot is cheap.", Server: "browser"},
+		{Name: "fill", Description: "Fill a field found with element_click or by its label.", Server: "browser"},
+	})
+	for _, tc := range []struct{ query, first, other string }{
+		{"snapshot", "page_snapshot", "element_click"},
+		{"click", "element_click", "fill"},
+		{"cheap", "page_snapshot", ""},
+	} {
+		hits := ix.Search(tc.query, 0)
+		if len(hits) == 0 || hits[0].Name != tc.first {
+			t.Errorf("Search(%q) = %v, want %s first", tc.query, hits, tc.first)
+			continue
+		}
+		for _, h := range hits[1:] {
+			if h.Name == tc.other && h.Score > hits[0].Score/10 {
+				t.Errorf("Search(%q): %s scores %.2f, more than a tenth of %s's %.2f", tc.query, h.Name, h.Score, hits[0].Name, hits[0].Score)
+			}
+		}
+	}
+}
+
 // The same documents and query give the same hits in the same order, whichever index built
 // them and however often they are asked.
 func TestSearchIsDeterministic(t *testing.T) {
