@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ttalk/mcpbridge/bridge/config"
 	"github.com/ttalk/mcpbridge/internal/catalog"
@@ -49,7 +48,7 @@ func serverCaps(s *Server) *mcp.ServerCapabilities {
 type exposure struct {
 	tool        expose.Tool
 	name        string
-	schema      *jsonschema.Schema
+	schema      *schemaguard.Compiled
 	annotations *mcp.ToolAnnotations
 	skill       bool // a skill tool (skills.go): approveSkill and sendSkill
 }

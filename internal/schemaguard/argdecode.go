@@ -4,24 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Small arguments (the common case: a handful of fields) are decoded for validation by a
 // one-pass decoder over the bytes the argument check already found valid, instead of
-// jsonschema.UnmarshalJSON's streaming decoder (a Decoder, its buffer and a reader per
+// a streaming decoder (decodeJSON: a Decoder, its buffer and a reader per
 // call, about 11 allocations for {"a":40,"b":2}). The value is the same: map[string]any,
 // []any, string, json.Number, bool, nil; FuzzDecodeArgs checks that.
 
-// Limits of the small-argument decoder; larger or deeper input takes jsonschema's path.
+// Limits of the small-argument decoder; larger or deeper input takes decodeJSON's path.
 const (
 	smallArgsBytes = 4 << 10
 	smallArgsDepth = 32
 )
 
-// DecodeArgs decodes arguments into the value jsonschema/v6 validates, with
-// jsonschema.UnmarshalJSON's result and errors.
+// DecodeArgs decodes arguments into the value the validator is given (numbers as
+// json.Number), with decodeJSON's result and errors.
 func DecodeArgs(args []byte) (any, error) {
 	if len(args) <= smallArgsBytes && json.Valid(args) { // the decoder below trusts its input
 		d := argDecoder{b: args}
@@ -29,7 +27,7 @@ func DecodeArgs(args []byte) (any, error) {
 			return v, nil
 		}
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	return decodeJSON(args)
 }
 
 // argDecoder decodes JSON that json.Valid accepted; ok=false means "not handled here" (too

@@ -92,7 +92,7 @@ type schemaMeter struct {
 // rootBase is the base URI of a schema without $id; it matches Compile's resource.
 const rootBase = "urn:mcpbridge:inputSchema"
 
-// measureSchema measures doc (as decoded by jsonschema.UnmarshalJSON) against lim. It returns
+// measureSchema measures doc (as decoded by decodeJSON) against lim. It returns
 // an error saying which budget the schema is over, or that a $ref could not be resolved
 // (such a schema does not compile either: external references are refused).
 func measureSchema(doc any, lim schemaLimits) (schemaStats, error) {

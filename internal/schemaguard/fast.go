@@ -11,15 +11,15 @@ import (
 
 // Most tool schemas are flat: an object with typed properties, a required list, perhaps
 // additionalProperties false, string enums and length bounds. For those, a value is
-// checked here by a walk over the decoded value, without jsonschema/v6 (about 11
+// checked here by a walk over the decoded value, without the validator (about 11
 // allocations and most of the validation time for {"a":40,"b":2}) and without compiling
 // the schema at all until a value fails.
 //
-// The walk only ever accepts: a value it does not accept goes to jsonschema, whose verdict
-// and error message are the ones returned. So the walk must never accept a value jsonschema
-// rejects; it may reject what jsonschema accepts (it then only costs time). That is why it
+// The walk only ever accepts: a value it does not accept goes to the validator, whose verdict
+// and error message are the ones returned. So the walk must never accept a value the validator
+// rejects; it may reject what the validator accepts (it then only costs time). That is why it
 // knows few keywords and treats every other validation keyword as "not a fast schema";
-// FuzzFastAgreesWithJSONSchema checks the rule against jsonschema.
+// FuzzFastAgreesWithJSONSchema checks the rule against the validator.
 
 // fastSchema is a schema in the subset the walk handles.
 type fastSchema struct {
@@ -77,7 +77,7 @@ const maxFastDepth = 8
 // (a model may send any number) takes the decoded path, where keys are a map's.
 const maxFastKeys = 64
 
-// compileFast returns the fast form of a decoded schema document (jsonschema.UnmarshalJSON's
+// compileFast returns the fast form of a decoded schema document (decodeJSON's
 // value), or nil when it is outside the subset.
 func compileFast(doc any) *fastSchema {
 	draft4 := false
@@ -244,7 +244,7 @@ func fastCount(v any) (int, bool) {
 }
 
 // accepts reports whether v (a value of DecodeArgs or ToValue) certainly matches the schema.
-// false means "ask jsonschema".
+// false means "ask the validator".
 func (f *fastSchema) accepts(v any) bool {
 	if f.anyElement {
 		return true

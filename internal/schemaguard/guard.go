@@ -1,7 +1,6 @@
 package schemaguard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
@@ -55,7 +53,7 @@ type Schema struct {
 	fast *fastSchema
 
 	mu        sync.Mutex // guards the fields below
-	sch       *jsonschema.Schema
+	sch       *Compiled
 	err       error         // the compile error, for good
 	compiling chan struct{} // non-nil while a compile runs; closed when it ends
 }
@@ -139,7 +137,7 @@ func measure(raw json.RawMessage, lim schemaLimits) *schemaEntry {
 	if len(raw) > MaxSchemaBytes {
 		return &schemaEntry{err: fmt.Errorf("it is larger than %d bytes", MaxSchemaBytes), overBudget: true}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := decodeJSON(raw)
 	if err != nil {
 		return &schemaEntry{err: err}
 	}
@@ -217,7 +215,7 @@ func (l *Schema) compileErr() error {
 
 // get returns the compiled schema, compiling it if needed, or ctx's error when ctx ends
 // first. A schema that does not compile returns its compile error every time.
-func (l *Schema) get(ctx context.Context) (*jsonschema.Schema, error) {
+func (l *Schema) get(ctx context.Context) (*Compiled, error) {
 	l.mu.Lock()
 	if l.sch != nil || l.err != nil {
 		defer l.mu.Unlock()

@@ -21,9 +21,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/ttalk/mcpbridge/internal/redact"
 )
 
 // ErrInvalidArguments is wrapped by every error saying arguments are not a JSON object or do
@@ -77,36 +74,6 @@ func firstRune(b []byte) string {
 	return ""
 }
 
-// refusingLoader is the only URL loader the schema compiler gets: a server's schema must
-// never make the client read a local file or fetch a URL. The JSON Schema meta-schemas are
-// built into the library and do not reach the loader.
-type refusingLoader struct{}
-
-func (refusingLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external $ref %q refused: schemas from MCP servers may only use internal references", url)
-}
-
-// Compile compiles a tool's inputSchema for argument validation. The schema's own
-// $schema picks the draft (4 through 2020-12); the default is 2020-12.
-func Compile(schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	return compileDoc(doc)
-}
-
-// compileDoc compiles a decoded schema (see Compile).
-func compileDoc(doc any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refusingLoader{})
-	if err := c.AddResource(rootBase, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(rootBase)
-}
-
 // NormalizeArgs turns the model's arguments into the JSON object sent to the server:
 // empty, null and "" become {}; anything but an object is an error.
 func NormalizeArgs(args json.RawMessage) (json.RawMessage, error) {
@@ -144,71 +111,12 @@ func jsonKind(t []byte) string {
 
 // ValidateArgs checks args against a compiled schema. The error lists each failure with
 // its JSON pointer in the arguments and the schema rule that failed.
-func ValidateArgs(sch *jsonschema.Schema, args json.RawMessage) error {
+func ValidateArgs(sch *Compiled, args json.RawMessage) error {
 	inst, err := DecodeArgs(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
 	return validateInstance(sch, inst)
-}
-
-// validateInstance is ValidateArgs for decoded arguments.
-func validateInstance(sch *jsonschema.Schema, inst any) error {
-	err := sch.Validate(inst)
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	var msgs []string
-	collectLeaves(ve, &msgs)
-	if len(msgs) == 0 {
-		msgs = append(msgs, redact.Line(ve.Error(), 300))
-	}
-	const maxMsgs = 8
-	if len(msgs) > maxMsgs {
-		msgs = append(msgs[:maxMsgs], fmt.Sprintf("and %d more", len(msgs)-maxMsgs))
-	}
-	return fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(msgs, "; "))
-}
-
-// collectLeaves describes each leaf failure as "at <pointer>: <message> (rule <keyword path>)".
-func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			collectLeaves(c, out)
-		}
-		return
-	}
-	loc := "/" + strings.Join(ve.InstanceLocation, "/")
-	// A leaf's Error() is a header line and one "- at '<ptr>': <message>" line.
-	msg := ve.Error()
-	if i := strings.LastIndex(msg, "\n"); i >= 0 {
-		msg = msg[i+1:]
-	}
-	msg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "-"))
-	if strings.HasPrefix(msg, "at '") {
-		if j := strings.Index(msg, "': "); j >= 0 {
-			msg = msg[j+3:]
-		}
-	}
-	rule := ""
-	if i := strings.Index(ve.SchemaURL, "#"); i >= 0 {
-		rule = strings.TrimPrefix(ve.SchemaURL[i+1:], "/")
-	}
-	if kw := strings.Join(ve.ErrorKind.KeywordPath(), "/"); kw != "" {
-		if rule != "" {
-			rule += "/"
-		}
-		rule += kw
-	}
-	if rule == "" {
-		*out = append(*out, fmt.Sprintf("at %s: %s", loc, msg))
-		return
-	}
-	*out = append(*out, fmt.Sprintf("at %s: %s (rule %s)", loc, msg, rule))
 }
 
 // ToValue converts go-sdk's decoded value (float64 numbers) into what the schema validator
