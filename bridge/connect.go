@@ -54,7 +54,7 @@ func dial(ctx context.Context, cfg ServerConfig, o *options, set *Set, attempt i
 		}
 		attrs := []any{"server", cfg.ID, "phase", serr.Phase, "err", serr.Err}
 		if serr.Stderr != "" {
-			attrs = append(attrs, "stderr", tail(serr.Stderr))
+			attrs = append(attrs, "stderr", serr.Stderr[max(0, len(serr.Stderr)-stderrLogTail):]) // the tail
 		}
 		if attempt > 0 && (statusCtx.Err() != nil || attempt < session.MaxStoreRetries && session.StoreOnly(serr)) {
 			return nil, serr // the store still fails (logged at Connect), or Close ended the retries

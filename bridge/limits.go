@@ -134,6 +134,8 @@ import (
 //     failed at Connect, on the redial backoff (7.5 min in all). Over it: it stays in Set.Failed.
 //   - 10s (fixed, maxDiscoverWait): the wait for an answer to server/discover: a quarter of the
 //     connect timeout, at least 1s, at most this. Over it: initialize is tried (a legacy server).
+//   - 32 (fixed, maxDials): servers Connect starts at once (spawn or dial, handshake, listing).
+//     Over it: a server waits for a place, and its connect timeout starts then.
 //   - 8 MiB (fixed, config.MaxConfigSize): a servers file. Over it: LoadConfig fails naming the
 //     file.
 //   - 200,000 (fixed, config.NodeBudget): YAML nodes visited in one servers file, aliases expanded.
@@ -354,7 +356,7 @@ const (
 	sessionClose    = 5 * time.Second  // closing one session beyond the transport's own bound
 	maxBackoff      = 30 * time.Second // between redials of a crash-looping server
 	maxDiscoverWait = 10 * time.Second // server/discover before falling back to initialize
-
+	maxDials        = 32               // servers Connect starts at once
 )
 
 // limitUnit says how a limit's value reads.
@@ -430,6 +432,7 @@ var limitTable = []limit{
 	{name: "maxBackoff", value: int64(maxBackoff), unit: unitDuration},
 	{name: "session.MaxStoreRetries", value: session.MaxStoreRetries, unit: unitCount},
 	{name: "maxDiscoverWait", value: int64(maxDiscoverWait), unit: unitDuration},
+	{name: "maxDials", value: maxDials, unit: unitCount},
 	{name: "config.MaxConfigSize", value: config.MaxConfigSize, unit: unitBytes},
 	{name: "config.NodeBudget", value: config.NodeBudget, unit: unitCount},
 	{name: "config.MaxErrors", value: config.MaxErrors, unit: unitCount},

@@ -179,10 +179,3 @@ func callOptions(ctx context.Context, rt *catalog.Tool, shared bool, pr *session
 	}
 	return opts
 }
-
-func tail(s string) string {
-	if len(s) > stderrLogTail {
-		s = s[len(s)-stderrLogTail:]
-	}
-	return s
-}

@@ -116,11 +116,11 @@ func ConnectServers(cfgs []ServerConfig) Tools {
 	return tools
 }
 
-// Connect dials every server concurrently, lists every page of its tools and returns the Set
-// that owns them. Tools come back in config order, each server's in its tools/list order,
-// whatever order the servers answered in; names are made unique across the set (see the
-// package doc). A server that fails is logged once and skipped: it is in Set.Failed(), never
-// Connect's error.
+// Connect dials every server concurrently (up to 32 at once: Limits), lists every page of its
+// tools and returns the Set that owns them. Tools come back in config order, each server's in
+// its tools/list order, whatever order the servers answered in; names are made unique across
+// the set (see the package doc). A server that fails is logged once and skipped: it is in
+// Set.Failed(), never Connect's error.
 //
 // The error is non-nil only when nothing should run: invalid input (a server without an ID,
 // two servers with one ID), a server marked Required that failed, or ctx ending before
@@ -141,12 +141,13 @@ func Connect(ctx context.Context, cfgs []ServerConfig, opts *Options) (*Set, err
 	if len(cfgs) > 1 {
 		dctx = session.WithListenHold(ctx) // internal/session, listenhold.go
 	}
+	gate := make(chan struct{}, maxDials) // a server's connect timeout starts once it has a place
 	var wg sync.WaitGroup
 	v := &setView{}
 	set.view.Store(v) // filled before the set is shared
 	for i, cfg := range cfgs {
 		set.ids = append(set.ids, cfg.ID)
-		wg.Go(func() { servers[i], errs[i] = dial(dctx, cfg, o, set, 0) })
+		wg.Go(func() { gate <- struct{}{}; servers[i], errs[i] = dial(dctx, cfg, o, set, 0); <-gate })
 	}
 	wg.Wait()
 
