@@ -42,8 +42,9 @@
 // Handler validates the model's arguments against the tool's schema (drafts 4 to 2020-12;
 // external $refs are refused, never fetched), calls tools/call and flattens the result
 // (package results, capped by Options.MaxResultBytes). A schema that does not compile or is
-// over the schema budgets turns validation off for that tool, with a ToolProblem. A
-// Handler's error tells three cases apart:
+// over the schema budgets turns validation off for that tool, with a ToolProblem (an
+// inputSchema is measured at listing but compiled on its first call). A Handler's error
+// tells three cases apart:
 //
 //	out, err := tool.Handler(ctx, args)
 //	var te *results.ToolError

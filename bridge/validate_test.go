@@ -18,14 +18,15 @@ import (
 func props(n int) string {
 	var p []string
 	for i := range n {
-		p = append(p, fmt.Sprintf(`"p%d":{}`, i))
+		p = append(p, fmt.Sprintf(`"p%d":{"type":"integer"}`, i))
 	}
 	return strings.Join(p, ",")
 }
 
 // A server that announces tools/list_changed over and over makes the bridge re-list, but a
-// schema whose bytes did not change is neither measured nor compiled again: the big tool
-// keeps its compiled validator across every re-listing.
+// schema whose bytes did not change is neither measured nor compiled again: the big tool,
+// whose inputSchema is not compiled at listing but on its first call, keeps its compiled
+// validator across every re-listing.
 func TestRelistReusesCompiledSchemas(t *testing.T) {
 	big := `{"type":"object","properties":{` + props(2000) + `}}`
 	srv := mcp.NewServer(&mcp.Implementation{Name: "flapping", Version: "1"}, nil)
@@ -58,6 +59,16 @@ func TestRelistReusesCompiledSchemas(t *testing.T) {
 	first := validator()
 	if first == nil || first.Nodes() < 2000 {
 		t.Fatalf("validator = %+v, want the big schema measured", first)
+	}
+	if first.Compiled() {
+		t.Fatal("the big inputSchema was compiled at listing, want on its first call")
+	}
+	// A value the fast walk does not accept alone: the first use compiles the schema.
+	if _, err := s.Tools()[0].Handler(ctx, json.RawMessage(`{"p0":"x"}`)); !errors.Is(err, ErrInvalidArguments) {
+		t.Fatalf("the first call = %v, want ErrInvalidArguments", err)
+	}
+	if !first.Compiled() {
+		t.Fatal("the big inputSchema is not compiled after its first call")
 	}
 	// The flapping tool: added and removed every 50 ms, each a list_changed.
 	stop := make(chan struct{})
