@@ -15,6 +15,7 @@ import (
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/bridge/tokens"
 	"github.com/ttalk/mcpbridge/internal/redact"
+	"github.com/ttalk/mcpbridge/internal/schemaguard"
 )
 
 // stderrTailLines is how many lines of a failed stdio server's stderr the report shows.
@@ -363,6 +364,7 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 			for _, pb := range st.Problems {
 				sr.Problems = append(sr.Problems, problem{Tool: pb.Tool, Source: "bridge", Problem: pb.Problem, Skipped: pb.Skipped})
 			}
+			sr.Problems = append(sr.Problems, compileProblems(tools, st.Problems)...)
 			sr.Providers = lintProviders(tools)
 			for _, t := range tools {
 				n := tc.Tool(t)
@@ -388,4 +390,25 @@ func buildReport(path string, cfgs []bridge.ServerConfig, set *bridge.Set, got m
 	}
 	rep.OK = rep.Summary.Failed == 0
 	return rep
+}
+
+// compileProblems compiles the inputSchema of each tool the bridge reported nothing about.
+// The bridge compiles an inputSchema on its tool's first call (most listed tools are never
+// called), so a schema that cannot validate arguments shows in Status only after a call;
+// probe compiles them now, so the operator sees it before any.
+func compileProblems(tools bridge.Tools, reported []bridge.ToolProblem) []problem {
+	seen := make(map[string]bool, len(reported))
+	for _, pb := range reported {
+		seen[pb.Tool] = true
+	}
+	var out []problem
+	for _, t := range tools {
+		if seen[t.Name] || len(t.Parameters) == 0 {
+			continue
+		}
+		if _, err := schemaguard.Compile(t.Parameters); err != nil {
+			out = append(out, problem{Tool: t.Name, Source: "bridge", Problem: schemaguard.NotCompiledProblem("inputSchema", err)})
+		}
+	}
+	return out
 }
