@@ -16,11 +16,13 @@ import (
 
 // TestDefaultCallPath fails when a tools/call with the default configuration leaves the
 // direct path: over stdio and in-process on both the negotiated protocol (2026-07-28) and
-// the pinned 2025-11-25, and over Streamable HTTP on 2026-07-28 (a stateless server). A
-// Streamable HTTP session before 2026-07-28 (the stateful server) is the one kind that
-// stays on go-sdk's path, and the test pins that too, so that a change of path shows. Each
-// case also checks the protocol version the session got, so a negotiation that silently
-// falls back cannot pass for the modern case.
+// the pinned 2025-11-25, and over Streamable HTTP on 2026-07-28 (a stateless server) and
+// before it (a stateful server's session, a stateless server pinned to 2025-11-25). A
+// Streamable HTTP session before 2026-07-28 whose client answers the server's requests
+// (Options.OnElicitation: go-sdk's handler) is the one kind that stays on go-sdk's path, and
+// the test pins that too, so that a change of path shows. Each case also checks the
+// protocol version the session got, so a negotiation that silently falls back cannot pass
+// for the modern case.
 func TestDefaultCallPath(t *testing.T) {
 	srvHTTP := func(stateless bool) bridge.ServerConfig {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newFixture("basic", nil) },
@@ -41,13 +43,18 @@ func TestDefaultCallPath(t *testing.T) {
 		{"inprocess", func() bridge.ServerConfig { return inProcess("m", newFixture("basic", nil)) }, "", "2026-07-28", true},
 		{"inprocess pinned", func() bridge.ServerConfig { return inProcess("m", newFixture("basic", nil)) }, "2025-11-25", "2025-11-25", true},
 		{"http stateless", func() bridge.ServerConfig { return srvHTTP(true) }, "", "2026-07-28", true},
-		{"http stateless pinned", func() bridge.ServerConfig { return srvHTTP(true) }, "2025-11-25", "2025-11-25", false},
-		{"http stateful", func() bridge.ServerConfig { return srvHTTP(false) }, "", "2025-11-25", false},
+		{"http stateless pinned", func() bridge.ServerConfig { return srvHTTP(true) }, "2025-11-25", "2025-11-25", true},
+		{"http stateful", func() bridge.ServerConfig { return srvHTTP(false) }, "", "2025-11-25", true},
+		{"http stateful with elicitation", func() bridge.ServerConfig { return srvHTTP(false) }, "", "2025-11-25", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg()
 			cfg.ProtocolVersion = tc.pin
-			s := dialT(t, cfg, nil)
+			opts := quiet()
+			if tc.name == "http stateful with elicitation" {
+				opts = eliciting()
+			}
+			s := dialT(t, cfg, opts)
 			if v := s.Status().ProtocolVersion; v != tc.version {
 				t.Fatalf("protocol %q, want %q (%s)", v, tc.version, s.Status().Negotiation)
 			}
@@ -168,4 +175,15 @@ func TestInvokeResultMetaIsItsOwn(t *testing.T) {
 	if direct, _ := s.CallPaths(); direct != 4 {
 		t.Errorf("%d direct calls, want 4", direct)
 	}
+}
+
+// eliciting is quiet with an elicitation handler: a Streamable HTTP session before
+// 2026-07-28 then declares elicitation and its calls stay on go-sdk's path, whose handler
+// answers the server's requests on a call's stream (internal/wire stateful.go).
+func eliciting() *bridge.Options {
+	o := quiet()
+	o.OnElicitation = func(context.Context, *bridge.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return o
 }

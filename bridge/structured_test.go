@@ -34,9 +34,9 @@ func orderedServer() *mcp.Server {
 
 // TestStructuredKeyOrder: the model reads a result's structured content as the server sent
 // it, compacted, in its key order (not go-sdk's decoded map's sorted keys), with the text
-// copy dropped, on the direct path (in-process, Streamable HTTP on 2026-07-28) and on
-// go-sdk's (a Streamable HTTP session before 2026-07-28); the raw result (CallTool) and an
-// App tool's content stay as they were.
+// copy dropped, on the direct path (in-process, Streamable HTTP on 2026-07-28 and a
+// stateful session before it) and on go-sdk's (a stateful session that declared
+// elicitation); the raw result (CallTool) and an App tool's content stay as they were.
 func TestStructuredKeyOrder(t *testing.T) {
 	srvHTTP := func(stateless bool) bridge.ServerConfig {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return orderedServer() },
@@ -48,14 +48,16 @@ func TestStructuredKeyOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cfg    func() bridge.ServerConfig
+		opts   *bridge.Options
 		direct bool
 	}{
-		{"inprocess", func() bridge.ServerConfig { return inProcess("m", orderedServer()) }, true},
-		{"http stateless", func() bridge.ServerConfig { return srvHTTP(true) }, true},
-		{"http stateful", func() bridge.ServerConfig { return srvHTTP(false) }, false},
+		{"inprocess", func() bridge.ServerConfig { return inProcess("m", orderedServer()) }, nil, true},
+		{"http stateless", func() bridge.ServerConfig { return srvHTTP(true) }, nil, true},
+		{"http stateful", func() bridge.ServerConfig { return srvHTTP(false) }, nil, true},
+		{"http stateful with elicitation", func() bridge.ServerConfig { return srvHTTP(false) }, eliciting(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := dialT(t, tc.cfg(), nil)
+			s := dialT(t, tc.cfg(), tc.opts)
 			tools := map[string]bridge.Tool{}
 			for _, tool := range s.Tools() {
 				tools[tool.RemoteName] = tool

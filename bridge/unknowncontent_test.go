@@ -45,8 +45,18 @@ func TestUnknownContentPlaceholder(t *testing.T) {
 			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return videoServer() }, &mcp.StreamableHTTPOptions{Logger: discard()})
 			url, n := unknownContentHTTP(t, h)
 			return bridge.ServerConfig{ID: "v", Type: bridge.TypeHTTP, URL: url}, n
-		}, "2025-11-25", false},
+		}, "2025-11-25", true},
 		{"http 2025-11-25 stateful, JSON", func(t *testing.T) (bridge.ServerConfig, *atomic.Int64) {
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return videoServer() }, &mcp.StreamableHTTPOptions{Logger: discard(), JSONResponse: true})
+			url, n := unknownContentHTTP(t, h)
+			return bridge.ServerConfig{ID: "v", Type: bridge.TypeHTTP, URL: url}, n
+		}, "2025-11-25", true},
+		{"http 2025-11-25 stateful with elicitation (go-sdk's path), event stream", func(t *testing.T) (bridge.ServerConfig, *atomic.Int64) {
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return videoServer() }, &mcp.StreamableHTTPOptions{Logger: discard()})
+			url, n := unknownContentHTTP(t, h)
+			return bridge.ServerConfig{ID: "v", Type: bridge.TypeHTTP, URL: url}, n
+		}, "2025-11-25", false},
+		{"http 2025-11-25 stateful with elicitation (go-sdk's path), JSON", func(t *testing.T) (bridge.ServerConfig, *atomic.Int64) {
 			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return videoServer() }, &mcp.StreamableHTTPOptions{Logger: discard(), JSONResponse: true})
 			url, n := unknownContentHTTP(t, h)
 			return bridge.ServerConfig{ID: "v", Type: bridge.TypeHTTP, URL: url}, n
@@ -59,7 +69,11 @@ func TestUnknownContentPlaceholder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, swapped := tc.cfg(t)
-			tools, err := connect(t, []bridge.ServerConfig{cfg}, quiet())
+			opts := quiet()
+			if !tc.direct {
+				opts = eliciting() // go-sdk's path
+			}
+			tools, err := connect(t, []bridge.ServerConfig{cfg}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -420,19 +420,20 @@ func TestUserSessionsAreBounded(t *testing.T) {
 // calls for: on the stateless server (2026-07-28) the shared connection with the user's
 // token, no session per user (also where even server/discover needs a user's grant: the
 // users' connection); on the stateful one (2025-11-25, Mcp-Session-Id) a session per user,
-// through go-sdk. Refresh after the server dropped a user's access token (a 401)
+// its calls on the direct path beside it (with the user's token). Refresh after the server dropped a user's access token (a 401)
 // works on both paths.
 func TestUserCallPath(t *testing.T) {
 	for _, tc := range []struct {
 		kind     string
 		protocol string
 		sessions int   // per-user sessions after every user called
-		direct   int64 // calls on the direct path, all of them by users on the shared connection
+		direct   int64 // calls on the direct path
+		shared   int64 // of them, by users on the shared connection
 		sdk      int64
 	}{
-		{stateless, "2026-07-28", 0, 6, 0},
-		{stateful, "2025-11-25", 3, 0, 6},
-		{statelessGrant, "", 0, 6, 0}, // no shared session: the users' connection, opened with u1's grant
+		{stateless, "2026-07-28", 0, 6, 6, 0},
+		{stateful, "2025-11-25", 3, 6, 0, 0}, // on each user's own session
+		{statelessGrant, "", 0, 6, 6, 0},     // no shared session: the users' connection, opened with u1's grant
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			as, wrong := usersServerOf(t, tc.kind)
@@ -458,7 +459,7 @@ func TestUserCallPath(t *testing.T) {
 				t.Errorf("%d user sessions, want %d", n, tc.sessions)
 			}
 			direct, sdk := s.CallPaths()
-			if got, want := [3]int64{direct, s.UserDirectCalls(), sdk}, [3]int64{tc.direct, tc.direct, tc.sdk}; got != want {
+			if got, want := [3]int64{direct, s.UserDirectCalls(), sdk}, [3]int64{tc.direct, tc.shared, tc.sdk}; got != want {
 				t.Errorf("calls (direct, users' direct on the shared connection, go-sdk) = %v, want %v", got, want)
 			}
 			if n := as.Count("refresh_token"); n != 1 {

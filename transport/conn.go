@@ -142,7 +142,7 @@ func Open(s Spec, k Kind) (*Conn, error) {
 		c.client = wire.NewClient(nil)
 	}
 	if c.rt != nil {
-		c.rt.env = c.client.Envelope()
+		c.rt.env, c.rt.session = c.client.Envelope(), c.client.HTTPSession()
 	}
 	return c, nil
 }

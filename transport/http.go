@@ -31,7 +31,8 @@ type roundTripper struct {
 	captures bool // tee bodies for the capture (Streamable HTTP only)
 	detect   bool // detect the legacy SSE fallback signal (Streamable HTTP only)
 	budget   *budget
-	env      *wire.Envelope // records go-sdk's server/discover _meta (Streamable HTTP only)
+	env      *wire.Envelope    // records go-sdk's server/discover _meta (Streamable HTTP only)
+	session  *wire.HTTPSession // records go-sdk's session ID and initialize (Streamable HTTP only)
 
 	// secrets are the strings no error may show: the endpoint's userinfo, query values and
 	// bare query keys, and the header values (with their credentials).
@@ -168,7 +169,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, redact.Error(err, rt.secretsWith(perCall))
 		}
 		if rt.detect {
-			isInit = isInitialize(body)
+			if isInit = isInitialize(body); isInit && rt.session != nil {
+				rt.session.Initializing(body)
+			}
 		}
 		if rt.captures {
 			body, sentToolsList = rt.capture.observeBody(req.Context(), body)
@@ -195,6 +198,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Request = req // never expose the real URL through the response
 	if req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		wire.Accepted(req.Context()) // the server took the request (see wire.Delivery)
+		if !direct && rt.session != nil {
+			rt.session.Answered(resp.Header) // the session ID, as go-sdk takes it
+		}
 	}
 
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))

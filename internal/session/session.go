@@ -53,8 +53,11 @@ type Session struct {
 func (p *Pool) newSession(cs *mcp.ClientSession, conn *transport.Conn, cancel context.CancelFunc, started time.Time) *Session {
 	sess := &Session{CS: cs, Conn: conn, cancel: cancel, dead: make(chan struct{}), Started: started, pool: p}
 	go func() {
-		_ = cs.Wait()
+		err := cs.Wait()
 		close(sess.dead)
+		if conn != nil {
+			conn.Direct().End(err) // direct calls in flight on a stateful HTTP session end with it
+		}
 	}()
 	return sess
 }

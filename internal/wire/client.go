@@ -27,6 +27,7 @@ type Client struct {
 	connected bool      // Streamable HTTP: go-sdk's connection is up
 
 	env        Envelope       // the per-request _meta of protocol 2026-07-28 (Envelope.go)
+	session    HTTPSession    // Streamable HTTP before 2026-07-28: go-sdk's session (stateful.go)
 	httpIDs    atomic.Int64   // JSON-RPC IDs of direct Streamable HTTP calls (counting down)
 	bindings   schemaBindings // x-mcp-header markers by tool (paramheaders.go)
 	meta       metaCache      // the last result _meta decoded (direct.go)
@@ -100,7 +101,8 @@ func (c *Client) CallEnvelope(v string, drop ...string) (json.RawMessage, error)
 // version protocol: stdio, in-process and legacy SSE connections carry direct calls on any
 // version (from ModernProtocol on once go-sdk's server/discover was seen, whose _meta every
 // direct call carries); Streamable HTTP carries them from ModernProtocol on, where every
-// request is its own POST.
+// request is its own POST, and before it on a session whose initialize declared no roots,
+// sampling or elicitation (stateful.go).
 func (c *Client) DirectCalls(protocol string) bool {
 	c.mu.Lock()
 	direct, inner := c.calls != nil, c.connected
@@ -114,7 +116,7 @@ func (c *Client) directCalls(direct, inner bool, protocol string) bool {
 	modern := protocol >= ModernProtocol
 	switch {
 	case c.http != nil:
-		return inner && modern && c.env.ready()
+		return inner && (modern && c.env.ready() || !modern && c.session.direct())
 	case !direct:
 		return false
 	}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the server's requests of 2025-11-25 (roots, sampling) are what the differential test sends on a call's stream
+
 package wire_test
 
 import (
@@ -12,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +32,8 @@ import (
 // the same class with the same text. Each call gets its own connection and server, so a
 // case that ends the session (an oversized answer, the server's exit) cannot leak into
 // the next. The stdio server is this test binary re-executed (TestMain); the Streamable
-// HTTP server is go-sdk's handler under httptest, stateless, as a 2026-07-28 server is.
+// HTTP server is go-sdk's handler under httptest, stateless, as a 2026-07-28 server is, and
+// on 2025-11-25 stateful (event streams or JSON) or stateless (diffKinds).
 
 // diffServerEnv makes the test binary act as the stdio server of the differential test.
 const diffServerEnv = "MCPBRIDGE_WIRE_DIFF_SERVER"
@@ -80,12 +84,37 @@ func diffServer(exit func()) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "big", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 4*diffLimit)}}}, nil
 	})
+	s.AddTool(&mcp.Tool{Name: "progress", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i := range 2 {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 2, Message: fmt.Sprint("step ", i+1)}); err != nil {
+				return nil, err
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	})
+	// ping, roots and sample send the server's request on the call's own stream and answer
+	// with what the client replied.
+	s.AddTool(&mcp.Tool{Name: "ping", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return replied(nil, req.Session.Ping(ctx, nil))
+	})
+	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return replied(req.Session.ListRoots(ctx, nil))
+	})
+	s.AddTool(&mcp.Tool{Name: "sample", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return replied(req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 1, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}))
+	})
 	s.AddTool(&mcp.Tool{Name: "exit", InputSchema: obj}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		exit()
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
 	return s
+}
+
+// replied is a tool's result telling what the client answered the server's request with.
+func replied(res any, err error) (*mcp.CallToolResult, error) {
+	b, _ := json.Marshal(res)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("result %s error %v", b, err)}}}, nil
 }
 
 // diffCase is one row of the differential table.
@@ -102,24 +131,55 @@ type diffCase struct {
 	rawDiffers func(kind, version string) (why string, direct, sdk outcome)
 }
 
-// noDirect is the reason the direct path does not exist for Streamable HTTP before
-// 2026-07-28: only from 2026-07-28 on is a call one self-contained POST, so before it the
-// direct client declines (DirectCalls false, CallTool ErrNoDirectCall) and the bridge calls
-// through go-sdk. Those rows check that it declines.
-const noDirect = "no direct path: before 2026-07-28 a Streamable HTTP call belongs to go-sdk's session, not to a POST of its own (DirectCalls false, CallTool ErrNoDirectCall)"
+// Streamable HTTP kinds of the differential test on 2025-11-25, each its own server: "http"
+// is go-sdk's stateful handler answering with event streams, "http-json" the same answering
+// with JSON bodies, "http-nosession" go-sdk's stateless handler (no session ID). On
+// 2026-07-28 "http" is the stateless handler. On 2025-11-25 the client declares no
+// elicitation (a session that declares roots, sampling or elicitation stays on go-sdk's
+// path: TestStatefulDirectDeclines).
+var (
+	diffKinds     = []string{"stdio", "http", "http-json", "http-nosession"}
+	legacyOnly    = map[string]bool{"http-json": true, "http-nosession": true}
+	statefulKinds = map[string]bool{"http": true, "http-json": true}
+)
 
 func both(class string) map[string]string { return map[string]string{"stdio": class, "http": class} }
+
+// wantFor is tc's expected class for kind on version: by "kind/version", then by kind,
+// then (for the HTTP kinds) by "http".
+func (tc diffCase) wantFor(kind, version string) string {
+	for _, k := range []string{kind + "/" + version, kind} {
+		if w, ok := tc.want[k]; ok {
+			return w
+		}
+	}
+	return tc.want["http"]
+}
+
+// onStream is the class of a call whose server sends a request on the call's stream, which
+// the scripted server (askOnStream) does only on 2025-11-25 HTTP: elsewhere the tool does
+// not exist.
+var onStream = map[string]string{"stdio": "jsonrpc -32602", "http/" + wire.ModernProtocol: "jsonrpc -32602", "http": "none"}
 
 var diffCases = []diffCase{
 	{name: "success", tool: "ok", want: both("none")},
 	{name: "tool error", tool: "fail", want: both("none")},
 	{name: "JSON-RPC error", tool: "nosuchtool", want: both("jsonrpc -32602")},
 	// On 2025-11-25 too go-sdk's server sends the input requests and its client runs its
-	// multi-round-trip loop: the direct path hands over to the same loop (Continue).
-	{name: "input_required", tool: "confirm", want: both("none")},
+	// multi-round-trip loop: the direct path hands over to the same loop (Continue). The
+	// 2025-11-25 HTTP sessions declare no elicitation, so go-sdk's loop fails it alike.
+	{name: "input_required", tool: "confirm", want: map[string]string{"stdio": "none", "http/" + wire.ModernProtocol: "none", "http": "jsonrpc 0"}},
 	{name: "oversized answer", tool: "big", want: both("message too large"), rawDiffers: func(kind, version string) (string, outcome, outcome) {
-		if kind != "http" {
+		switch kind {
+		case "stdio":
 			return "", outcome{}, outcome{}
+		case "http-json":
+			over := "the server sent an HTTP response body of more than 16384 bytes, the per-message limit"
+			text := `calling "tools/call": sending "tools/call": failed to read body: ` + over
+			return "go-sdk formats the body's read error into its own (%v) while the direct client wraps it " +
+					"(ErrMessageTooLarge): the same text and the same Conn.Overrun, which is what the bridge reports",
+				outcome{class: "message too large", text: text, overrun: over},
+				outcome{class: "other", text: text, overrun: over}
 		}
 		over := "the server sent an SSE event of more than 16384 bytes, the per-message limit"
 		return "over Streamable HTTP go-sdk's SSE reader fails the call with its own text (not wrapping " +
@@ -132,21 +192,30 @@ var diffCases = []diffCase{
 	// (exit status, stderr, then EOF). The HTTP server drops the connection: go-sdk's
 	// "rejected by transport".
 	{name: "server exit mid-call", tool: "exit", want: map[string]string{"stdio": "EOF", "http": "jsonrpc -32005"}},
+	// Progress on the call's stream reaches the progress handler (a JSON answer has none).
+	{name: "progress", tool: "progress", want: both("none")},
+	// The server's requests on the call's stream get go-sdk's answers without handlers.
+	{name: "ping on the stream", tool: "ping", want: both("none")},
+	{name: "roots/list on the stream", tool: "roots", want: both("none")},
+	{name: "sampling on the stream", tool: "sample", want: both("none")},
+	{name: "elicitation on the stream", tool: askTool + "elicitation/create", want: onStream},
+	{name: "unknown request on the stream", tool: askTool + "x/custom", want: onStream},
+	// The server forgot the session (forgetOnGone): go-sdk's ErrSessionMissing, on which
+	// the pool reconnects. Without a session the tool does not exist.
+	{name: "session expired", tool: "gone", want: map[string]string{"stdio": "jsonrpc -32602", "http": "session missing", "http/" + wire.ModernProtocol: "jsonrpc -32602", "http-nosession": "jsonrpc -32602"}},
 }
 
 // TestDirectMatchesGoSDK is the differential test: every case, for stdio and Streamable
 // HTTP, on 2026-07-28 (negotiated) and 2025-11-25 (pinned).
 func TestDirectMatchesGoSDK(t *testing.T) {
-	for _, kind := range []string{"stdio", "http"} {
+	for _, kind := range diffKinds {
 		for _, version := range []string{wire.ModernProtocol, "2025-11-25"} {
+			if legacyOnly[kind] && version == wire.ModernProtocol {
+				continue
+			}
 			for _, tc := range diffCases {
 				t.Run(kind+"/"+version+"/"+tc.name, func(t *testing.T) {
 					t.Parallel()
-					if kind == "http" && version != wire.ModernProtocol {
-						checkNoDirect(t, kind, version)
-						t.Log(noDirect)
-						return
-					}
 					direct := diffCall(t, kind, version, tc.tool, true)
 					sdk := diffCall(t, kind, version, tc.tool, false)
 					t.Logf("direct: %+v", direct)
@@ -162,7 +231,7 @@ func TestDirectMatchesGoSDK(t *testing.T) {
 					if direct != sdk {
 						t.Errorf("the paths differ:\ndirect: %+v\ngo-sdk: %+v", direct, sdk)
 					}
-					if want := tc.want[kind]; sdk.class != want {
+					if want := tc.wantFor(kind, version); sdk.class != want {
 						t.Errorf("go-sdk's outcome is %q (%s), want %q", sdk.class, sdk.text, want)
 					}
 				})
@@ -171,21 +240,24 @@ func TestDirectMatchesGoSDK(t *testing.T) {
 	}
 }
 
-// outcome is what one call gave: the result as JSON, or the error's class and text; and
-// the error the connection recorded (Conn.Overrun), if any.
+// outcome is what one call gave: the result as JSON, or the error's class and text; the
+// error the connection recorded (Conn.Overrun), if any; and the progress notifications
+// the call's progress handler got.
 type outcome struct {
-	result  string
-	class   string
-	text    string
-	overrun string
+	result   string
+	class    string
+	text     string
+	overrun  string
+	progress string
 }
 
 // diffConn opens a connection of kind to a fresh diffServer and a go-sdk session on it
-// with protocol version.
-func diffConn(t *testing.T, ctx context.Context, kind, version string) (*transport.Conn, *mcp.ClientSession) {
+// with protocol version; onProgress receives the session's progress notifications.
+func diffConn(t *testing.T, ctx context.Context, kind, version string, onProgress func(*mcp.ProgressNotificationParams)) (*transport.Conn, *mcp.ClientSession) {
 	t.Helper()
 	var spec transport.Spec
 	k := transport.KindStdio
+	legacyHTTP := kind != "stdio" && version != wire.ModernProtocol
 	switch kind {
 	case "stdio":
 		exe, err := os.Executable()
@@ -193,10 +265,11 @@ func diffConn(t *testing.T, ctx context.Context, kind, version string) (*transpo
 			t.Fatal(err)
 		}
 		spec = transport.Spec{ID: "diff", Command: exe, Env: map[string]string{diffServerEnv: "1", "GORACE": "atexit_sleep_ms=0"}}
-	case "http":
+	default:
 		srv := diffServer(func() {})
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
-		ts := httptest.NewServer(dropOnExit(h))
+		opts := &mcp.StreamableHTTPOptions{Stateless: !legacyHTTP || kind == "http-nosession", JSONResponse: kind == "http-json"}
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
+		ts := httptest.NewServer(dropOnExit(forgetOnGone(askOnStream(h))))
 		t.Cleanup(ts.Close)
 		k, spec = transport.KindHTTP, transport.Spec{ID: "diff", URL: ts.URL + "/mcp"}
 	}
@@ -205,12 +278,13 @@ func diffConn(t *testing.T, ctx context.Context, kind, version string) (*transpo
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "diff-test", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { onProgress(r.Params) }}
+	if !legacyHTTP {
+		copts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"yes": true}}, nil
-		},
-	})
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "diff-test", Version: "1"}, copts)
 	var opts *mcp.ClientSessionOptions
 	if version != wire.ModernProtocol {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
@@ -224,25 +298,163 @@ func diffConn(t *testing.T, ctx context.Context, kind, version string) (*transpo
 	if v := cs.InitializeResult().ProtocolVersion; v != version {
 		t.Fatalf("negotiated %q, want %q", v, version)
 	}
+	if got, want := cs.ID() != "", statefulKinds[kind] && legacyHTTP; got != want {
+		t.Fatalf("session ID %q, want one: %v", cs.ID(), want)
+	}
 	return c, cs
 }
 
 // dropOnExit stands for the HTTP server's process exiting during a call of "exit": the
 // connection is dropped without an answer.
 func dropOnExit(h http.Handler) http.Handler {
+	return onToolCall(h, "exit", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+	})
+}
+
+// forgetOnGone stands for a server that forgot the session (a restart, an idle timeout)
+// when "gone" is called: the session is deleted (DELETE with its ID) and the call answered
+// as go-sdk's handler answers a session it does not know.
+func forgetOnGone(h http.Handler) http.Handler {
+	return onToolCall(h, "gone", func(w http.ResponseWriter, r *http.Request, body []byte) {
+		sid := r.Header.Get("Mcp-Session-Id")
+		if sid == "" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		del := httptest.NewRequestWithContext(r.Context(), http.MethodDelete, r.URL.String(), nil)
+		del.Header.Set("Mcp-Session-Id", sid)
+		del.Header.Set("Mcp-Protocol-Version", r.Header.Get("Mcp-Protocol-Version"))
+		h.ServeHTTP(httptest.NewRecorder(), del)
+		http.Error(w, "session not found", http.StatusNotFound)
+	})
+}
+
+// askTool prefixes the tools of the scripted server (askOnStream): askTool+method sends a
+// request of method on the call's event stream and answers with the client's reply.
+const askTool = "ask:"
+
+// askOnStream scripts, on 2025-11-25, the calls of askTool tools: the call's answer is an
+// event stream carrying a request of the tool's method (go-sdk's server refuses to send
+// what the client did not declare), then, once the client POSTed its reply, a result whose
+// text is that reply as sent.
+func askOnStream(h http.Handler) http.Handler {
+	var mu sync.Mutex
+	replies := map[string]chan []byte{}
+	next := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Protocol-Version") == wire.ModernProtocol {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		msgs, err := wire.DecodeLine(body, nil)
+		if err != nil || len(msgs) != 1 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		switch m := msgs[0].(type) {
+		case *jsonrpc.Response:
+			id, _ := m.ID.Raw().(string)
+			mu.Lock()
+			ch := replies[id]
+			mu.Unlock()
+			if ch == nil {
+				h.ServeHTTP(w, r)
+				return
+			}
+			ch <- bytes.Clone(body)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		case *jsonrpc.Request:
+			var p struct{ Name string }
+			if m.Method != "tools/call" || json.Unmarshal(m.Params, &p) != nil {
+				h.ServeHTTP(w, r)
+				return
+			}
+			method, ok := strings.CutPrefix(p.Name, askTool)
+			if !ok {
+				h.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			next++
+			id := fmt.Sprint("ask-", next)
+			ch := make(chan []byte, 1)
+			replies[id] = ch
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			ask, _ := wire.AppendMessage(nil, &jsonrpc.Request{ID: mustID(id), Method: method, Params: json.RawMessage(`{"message":"sure?","requestedSchema":{"type":"object"}}`)})
+			fmt.Fprintf(w, "event: message\ndata: %s\n", ask)
+			http.NewResponseController(w).Flush()
+			var reply []byte
+			select {
+			case reply = <-ch:
+			case <-r.Context().Done():
+				return
+			}
+			res, _ := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reply " + string(reply)}}})
+			out, _ := wire.AppendMessage(nil, &jsonrpc.Response{ID: m.ID, Result: res})
+			fmt.Fprintf(w, "event: message\ndata: %s\n", out)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func mustID(v any) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// onToolCall runs f for a tools/call POST of tool, passing its body; other requests go to h.
+func onToolCall(h http.Handler, tool string, f func(http.ResponseWriter, *http.Request, []byte)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(`"name":"exit"`)) {
-				if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-					_ = conn.Close()
-				}
+			if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(`"name":"`+tool+`"`)) {
+				f(w, r, body)
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// progressLog collects a call's progress notifications.
+type progressLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *progressLog) add(p *mcp.ProgressNotificationParams) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, fmt.Sprintf("%v %v/%v %s", p.ProgressToken, p.Progress, p.Total, p.Message))
+}
+
+// wait returns the notifications once there are n, or what came by the deadline (go-sdk's
+// session handles a notification on its own goroutine, possibly after the call returned).
+func (l *progressLog) wait(n int) string {
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		l.mu.Lock()
+		got := strings.Join(l.got, "; ")
+		done := len(l.got) >= n
+		l.mu.Unlock()
+		if done || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // diffCall makes one call of tool on a fresh connection, through the direct client or
@@ -251,15 +463,19 @@ func diffCall(t *testing.T, kind, version, tool string, direct bool) outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, cs := diffConn(t, ctx, kind, version)
+	var progress progressLog
+	c, cs := diffConn(t, ctx, kind, version, progress.add)
 	p := &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(`{"a":1}`)}
+	if tool == "progress" {
+		p.Meta = mcp.Meta{"progressToken": "tok"}
+	}
 	var res *mcp.CallToolResult
 	var err error
 	if direct {
 		if !c.Direct().DirectCalls(version) {
 			t.Fatalf("DirectCalls(%q) = false", version)
 		}
-		res, err = c.Direct().CallTool(ctx, p, &wire.CallOptions{Protocol: version})
+		res, err = c.Direct().CallTool(ctx, p, &wire.CallOptions{Protocol: version, OnProgress: progress.add})
 		var ir *wire.InputRequiredError
 		if errors.As(err, &ir) {
 			res, err = cs.CallTool(ir.Continue(ctx), p) // the hand-off the bridge makes
@@ -270,6 +486,9 @@ func diffCall(t *testing.T, kind, version, tool string, direct bool) outcome {
 	var out outcome
 	if over := c.Overrun(); over != nil {
 		out.overrun = over.Error()
+	}
+	if tool == "progress" && kind != "http-json" {
+		out.progress = progress.wait(2)
 	}
 	if err != nil {
 		out.class, out.text = errClass(err), normalize(err.Error())
@@ -290,6 +509,8 @@ func errClass(err error) string {
 	switch {
 	case errors.As(err, &ir):
 		return "input_required"
+	case errors.Is(err, mcp.ErrSessionMissing):
+		return "session missing"
 	case errors.Is(err, transport.ErrFrameTooLarge), errors.Is(err, transport.ErrMessageTooLarge):
 		return "message too large"
 	case errors.As(err, &je):
@@ -305,27 +526,80 @@ func errClass(err error) string {
 }
 
 // What differs from one server to the next and nothing else: the run time a stdio
-// server's end reports, and the port of an HTTP server (each call has its own).
+// server's end reports, the port of an HTTP server (each call has its own) and the ID of
+// its session.
 var (
 	elapsed = regexp.MustCompile(`after [0-9][0-9.]*(ns|µs|ms|s|m[0-9.]*s|h[0-9.m]*s)`)
 	port    = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
+	sid     = regexp.MustCompile(`session ID: [^)]*`)
 )
 
 func normalize(s string) string {
-	return port.ReplaceAllString(elapsed.ReplaceAllString(s, "after <time>"), "127.0.0.1:<port>")
+	s = port.ReplaceAllString(elapsed.ReplaceAllString(s, "after <time>"), "127.0.0.1:<port>")
+	return sid.ReplaceAllString(s, "session ID: <id>")
 }
 
-// checkNoDirect checks a case the direct client declines: DirectCalls is false and
-// CallTool returns ErrNoDirectCall.
-func checkNoDirect(t *testing.T, kind, version string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, _ := diffConn(t, ctx, kind, version)
-	if c.Direct().DirectCalls(version) {
-		t.Errorf("DirectCalls(%q) = true over %s", version, kind)
-	}
-	if _, err := c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: "ok"}, &wire.CallOptions{Protocol: version}); !errors.Is(err, wire.ErrNoDirectCall) {
-		t.Errorf("CallTool: %v, want ErrNoDirectCall", err)
+// TestStatefulDirectDeclines checks that a stateful Streamable HTTP session on 2025-11-25
+// whose initialize declared roots, sampling or elicitation (go-sdk declares each when its
+// handler is configured) stays on go-sdk's path, whose handlers answer the server's
+// requests: DirectCalls is false and CallTool returns ErrNoDirectCall. A session that
+// declared none of them takes the direct path.
+func TestStatefulDirectDeclines(t *testing.T) {
+	const version = "2025-11-25"
+	for _, tc := range []struct {
+		name   string
+		caps   *mcp.ClientCapabilities
+		opts   func(*mcp.ClientOptions)
+		direct bool
+	}{
+		{name: "none", caps: &mcp.ClientCapabilities{}, direct: true},
+		{name: "roots", caps: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}},
+		{name: "sampling", caps: &mcp.ClientCapabilities{}, opts: func(o *mcp.ClientOptions) {
+			o.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{}, nil
+			}
+		}},
+		{name: "elicitation", caps: &mcp.ClientCapabilities{}, opts: func(o *mcp.ClientOptions) {
+			o.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv := diffServer(func() {})
+			ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+			t.Cleanup(ts.Close)
+			c, err := transport.Open(transport.Spec{ID: "diff", URL: ts.URL + "/mcp"}, transport.KindHTTP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copts := &mcp.ClientOptions{Capabilities: tc.caps}
+			if tc.opts != nil {
+				tc.opts(copts)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "diff-test", Version: "1"}, copts).
+				Connect(ctx, c.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				c.Close()
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); c.Close() })
+			if cs.ID() == "" {
+				t.Fatal("no session ID: not a stateful session")
+			}
+			if got := c.Direct().DirectCalls(version); got != tc.direct {
+				t.Fatalf("DirectCalls(%q) = %v, want %v", version, got, tc.direct)
+			}
+			_, err = c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: "ok", Arguments: json.RawMessage(`{}`)}, &wire.CallOptions{Protocol: version})
+			if tc.direct && err != nil {
+				t.Fatalf("CallTool: %v", err)
+			}
+			if !tc.direct && !errors.Is(err, wire.ErrNoDirectCall) {
+				t.Fatalf("CallTool: %v, want ErrNoDirectCall", err)
+			}
+		})
 	}
 }

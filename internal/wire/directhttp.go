@@ -56,12 +56,16 @@ func (c *Client) httpCall(ctx context.Context, params json.RawMessage, p *mcp.Ca
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	id, _ := jsonrpc.MakeID(float64(c.httpIDs.Add(-1))) // exact: |n| < 2^53
+	n := c.httpIDs.Add(-1)
+	id, _ := jsonrpc.MakeID(float64(n)) // exact: |n| < 2^53
 	body, err := AppendMessage(nil, &jsonrpc.Request{ID: id, Method: methodToolsCall, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", methodToolsCall, err)
 	}
 	body = body[:len(body)-1] // the newline
+	if !opts.modern() {
+		return c.statefulCall(ctx, n, body, id, p.Name, opts) // stateful.go
+	}
 	var args json.RawMessage
 	if a, ok := p.Arguments.(json.RawMessage); ok {
 		args = a
@@ -94,10 +98,19 @@ func (c *Client) post(ctx context.Context, body []byte, id jsonrpc.ID, name stri
 		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return DirectBody{bytes.NewReader(body)}, nil }
 		h := req.Header
-		v := []string{"application/json", "application/json, text/event-stream", opts.Protocol, methodToolsCall, headerValue(name)}
-		h["Content-Type"], h["Accept"], h["Mcp-Protocol-Version"], h["Mcp-Method"], h["Mcp-Name"] = v[0:1:1], v[1:2:2], v[2:3:3], v[3:4:4], v[4:5:5]
-		for k, v := range params {
-			h.Set(k, v)
+		if opts.modern() {
+			v := []string{"application/json", "application/json, text/event-stream", opts.Protocol, methodToolsCall, headerValue(name)}
+			h["Content-Type"], h["Accept"], h["Mcp-Protocol-Version"], h["Mcp-Method"], h["Mcp-Name"] = v[0:1:1], v[1:2:2], v[2:3:3], v[3:4:4], v[4:5:5]
+			for k, v := range params {
+				h.Set(k, v)
+			}
+			if sid := c.session.ID(); sid != "" {
+				h[sessionIDHeader] = []string{sid} // as go-sdk: a server that gave one gets it back
+			}
+		} else {
+			v := []string{"application/json", "application/json, text/event-stream"}
+			h["Content-Type"], h["Accept"] = v[0:1:1], v[1:2:2]
+			c.statefulHeaders(h, opts.Protocol)
 		}
 		if err := bearer(ctx, oh, h); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w: %w", callSummary, errRejected, err)
@@ -121,14 +134,14 @@ func (c *Client) post(ctx context.Context, body []byte, id jsonrpc.ID, name stri
 		}
 	}
 	defer resp.Body.Close()
-	if err := checkStatus(resp); err != nil {
+	if err := checkStatus(resp, c.session.ID()); err != nil {
 		return nil, err
 	}
 	switch ct := MediaType(resp.Header.Get("Content-Type")); ct {
 	case "application/json":
 		return c.readJSON(resp, id)
 	case "text/event-stream":
-		return c.readEvents(resp, id, opts)
+		return c.readEvents(ctx, resp, id, opts)
 	default:
 		return nil, fmt.Errorf("%s: unsupported content type %q", callSummary, ct)
 	}
@@ -162,13 +175,14 @@ func bearer(ctx context.Context, oh auth.OAuthHandler, h http.Header) error {
 // maxErrorBody bounds the body of a failed response read for its JSON-RPC error.
 const maxErrorBody = 64 << 10
 
-// checkStatus turns an unsuccessful status into go-sdk's error for it: 429 and 502–504 are
+// checkStatus turns an unsuccessful status into go-sdk's error for it: 429 and 500–504 are
 // transient (rejected), another failure with a JSON-RPC error in its body is that error
-// (rejected), and any other failure names the status.
-func checkStatus(resp *http.Response) error {
+// (rejected), a 404 on session sid (not "") is mcp.ErrSessionMissing, and any other
+// failure names the status.
+func checkStatus(resp *http.Response, sid string) error {
 	code := resp.StatusCode
 	switch code {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return fmt.Errorf("%w: %s: %v", errRejected, callSummary, http.StatusText(code))
 	}
 	if code >= 200 && code < 300 {
@@ -179,6 +193,9 @@ func checkStatus(resp *http.Response) error {
 		if r, ok := msgs[0].(*jsonrpc.Response); ok && r.Error != nil {
 			return fmt.Errorf("%s: %w: %w: %v", callSummary, r.Error, errRejected, http.StatusText(code))
 		}
+	}
+	if code == http.StatusNotFound && sid != "" {
+		return fmt.Errorf("%s: failed to connect (session ID: %v): %w", callSummary, sid, mcp.ErrSessionMissing)
 	}
 	return fmt.Errorf("%s: %v", callSummary, http.StatusText(code))
 }
@@ -219,10 +236,12 @@ func answer(m jsonrpc.Message, id jsonrpc.ID) (json.RawMessage, error) {
 var errNoResponse = errors.New("request terminated without response")
 
 // readEvents reads an event stream until the response with the call's ID, handing
-// progress notifications to opts.OnProgress; the stream's other messages (notifications
-// the bridge does not follow; requests, which protocol 2026-07-28 does not allow here) are
-// skipped. Events over the byte budget fail the call with the connection's Budget overrun error.
-func (c *Client) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOptions) (json.RawMessage, error) {
+// progress notifications to opts.OnProgress and, on a stateful session, answering the
+// server's requests as go-sdk does without handlers (stateful.go); the stream's other
+// messages (notifications the bridge does not follow; requests, which protocol 2026-07-28
+// does not allow here) are skipped. Events over the byte budget fail the call with the
+// connection's Budget overrun error.
+func (c *Client) readEvents(ctx context.Context, resp *http.Response, id jsonrpc.ID, opts *CallOptions) (json.RawMessage, error) {
 	var (
 		result json.RawMessage
 		err    error
@@ -248,6 +267,9 @@ func (c *Client) readEvents(resp *http.Response, id jsonrpc.ID, opts *CallOption
 				done = true
 			}
 		case *jsonrpc.Request:
+			if m.ID.IsValid() && !opts.modern() {
+				c.sendMessage(ctx, answerServerRequest(m), opts.Protocol, opts)
+			}
 			if m.Method == "notifications/progress" && !m.ID.IsValid() && opts.OnProgress != nil {
 				var pp mcp.ProgressNotificationParams
 				if json.Unmarshal(m.Params, &pp) == nil {

@@ -17,6 +17,11 @@
 //     POST through the connection's own http.Client (HTTP), with the protocol-version,
 //     Mcp-Method, Mcp-Name and Mcp-Param-* headers (SEP-2243; paramheaders.go), and reads
 //     the JSON or event-stream answer itself under the connection's Budget.
+//   - Streamable HTTP before 2026-07-28 (a stateful session: go-sdk keeps initialize, the
+//     standalone stream and every other method) sends each call as one POST beside
+//     go-sdk's session, with its Mcp-Session-Id and protocol version, when initialize
+//     declared no roots, sampling or elicitation; the server's requests on the call's
+//     stream get go-sdk's replies for a client without those handlers (stateful.go).
 //   - Every connection records the _meta of go-sdk's server/discover request in the
 //     client's Envelope: from 2026-07-28 on every direct call carries it (SEP-2575).
 //
