@@ -1,9 +1,12 @@
 package transport_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -42,11 +45,19 @@ func (a *rotatingAuth) Authorize(_ context.Context, _ *http.Request, resp *http.
 	return nil
 }
 
-// TestDirectHTTPGuarantees: a direct Streamable HTTP call on 2026-07-28 gets what go-sdk's
-// requests get: the configured and per-call headers, the OAuth bearer token (a 401 runs
-// Authorize and the call is retried once), the byte budget (an event over it fails the call
-// with a *BudgetError and is recorded), and errors without the endpoint's secrets.
+// TestDirectHTTPGuarantees: a direct Streamable HTTP call on 2026-07-28 (a stateless
+// server) and on a stateful session before it gets what go-sdk's requests get: the
+// configured and per-call headers, the OAuth bearer token (a 401 runs Authorize and the
+// call is retried once), the byte budget (an event over it fails the call with a
+// *BudgetError and is recorded), and errors without the endpoint's secrets; on the
+// stateful session also go-sdk's Mcp-Session-Id and the negotiated MCP-Protocol-Version.
 func TestDirectHTTPGuarantees(t *testing.T) {
+	for _, stateless := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) { testDirectHTTPGuarantees(t, stateless) })
+	}
+}
+
+func testDirectHTTPGuarantees(t *testing.T, stateless bool) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "g", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -56,7 +67,7 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	var mu sync.Mutex
 	var calls []http.Header
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,10 +75,14 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		if r.Header.Get("Mcp-Method") == "tools/call" {
-			mu.Lock()
-			calls = append(calls, r.Header.Clone())
-			mu.Unlock()
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+				mu.Lock()
+				calls = append(calls, r.Header.Clone())
+				mu.Unlock()
+			}
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -81,12 +96,19 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "g-test", Version: "1"}, nil).Connect(ctx, c.Transport(), nil)
+	var sopts *mcp.ClientSessionOptions
+	if !stateless {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "g-test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx, c.Transport(), sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close(); c.Close() })
 	v := cs.InitializeResult().ProtocolVersion
+	if (cs.ID() == "") != stateless {
+		t.Fatalf("session ID %q on a stateless=%v server", cs.ID(), stateless)
+	}
 	if !c.Direct().DirectCalls(v) {
 		t.Fatalf("no direct calls on %s", v)
 	}
@@ -106,8 +128,8 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 	mu.Lock()
 	got := calls[len(calls)-1]
 	mu.Unlock()
-	if got.Get("X-Tenant") != "t-1" || got.Get("X-User") != "u-7" {
-		t.Errorf("headers on the direct POST: %v", got)
+	if got.Get("X-Tenant") != "t-1" || got.Get("X-User") != "u-7" || got.Get("Mcp-Protocol-Version") != v || got.Get("Mcp-Session-Id") != cs.ID() {
+		t.Errorf("headers on the direct POST: %v (session %q, protocol %s)", got, cs.ID(), v)
 	}
 
 	_, err = c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: "big", Arguments: json.RawMessage(`{}`)}, opts)
@@ -116,7 +138,8 @@ func TestDirectHTTPGuarantees(t *testing.T) {
 		t.Errorf("big: %v (overrun %v), want a *BudgetError", err, c.Overrun())
 	}
 
-	ts.Close() // now the server is gone: the error must not show the query secret
+	ts.CloseClientConnections() // go-sdk's standalone stream of the stateful session, too
+	ts.Close()                  // now the server is gone: the error must not show the query secret
 	_, err = c.Direct().CallTool(ctx, &mcp.CallToolParams{Name: "small", Arguments: json.RawMessage(`{}`)}, opts)
 	if err == nil || strings.Contains(err.Error(), "s3cr3t-query") {
 		t.Errorf("call to a closed server: %v", err)
