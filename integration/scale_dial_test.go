@@ -7,12 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge"
 )
@@ -80,15 +77,7 @@ func (g *handshakeGauge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handshakes in flight.
 func TestConnectBoundsDials(t *testing.T) {
 	const endpoints, bound = 200, 32
-	mux := http.NewServeMux()
-	cfgs := make([]bridge.ServerConfig, endpoints)
-	for i := range endpoints {
-		srv := newBenchServer(0)
-		path := "/mcp/" + strconv.Itoa(i)
-		mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-			&mcp.StreamableHTTPOptions{Stateless: true, Logger: slog.New(slog.DiscardHandler)}))
-		cfgs[i] = bridge.ServerConfig{ID: "s" + strconv.Itoa(i), Type: bridge.TypeHTTP, URL: path}
-	}
+	mux, cfgs := echoEndpoints(endpoints, true)
 	gauge := &handshakeGauge{next: mux, slots: make(chan struct{}, 4), hold: 25 * time.Millisecond}
 	ts := httptest.NewServer(gauge)
 	t.Cleanup(ts.Close)

@@ -74,15 +74,7 @@ func TestCloseLeavesNoConnections(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			const endpoints = 2
-			mux := http.NewServeMux()
-			cfgs := make([]bridge.ServerConfig, endpoints)
-			for i := range endpoints {
-				srv := newBenchServer(0)
-				path := "/mcp/" + strconv.Itoa(i)
-				mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-					&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: slog.New(slog.DiscardHandler)}))
-				cfgs[i] = bridge.ServerConfig{ID: "s" + strconv.Itoa(i), Type: bridge.TypeHTTP, URL: path}
-			}
+			mux, cfgs := echoEndpoints(endpoints, stateless)
 			cc := &connCounter{open: map[net.Conn]http.ConnState{}}
 			ts := httptest.NewUnstartedServer(mux)
 			ts.Config.ConnState = cc.hook
@@ -152,4 +144,20 @@ func closeWhileCalling(t *testing.T, cfgs []bridge.ServerConfig) {
 	if early != nil {
 		t.Fatalf("a call before Close: %v", early)
 	}
+}
+
+// echoEndpoints mounts n go-sdk bench servers on one mux at /mcp/0 … /mcp/n-1 and returns
+// the mux with one Streamable HTTP server config per endpoint (URL relative: callers prefix
+// their httptest server's URL).
+func echoEndpoints(n int, stateless bool) (*http.ServeMux, []bridge.ServerConfig) {
+	mux := http.NewServeMux()
+	cfgs := make([]bridge.ServerConfig, n)
+	for i := range n {
+		srv := newBenchServer(0)
+		path := "/mcp/" + strconv.Itoa(i)
+		mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: slog.New(slog.DiscardHandler)}))
+		cfgs[i] = bridge.ServerConfig{ID: "s" + strconv.Itoa(i), Type: bridge.TypeHTTP, URL: path}
+	}
+	return mux, cfgs
 }
