@@ -202,9 +202,9 @@ func TestAPI(t *testing.T) {
 			func(r map[string]any) bool {
 				return r["toolError"] == true && r["modelText"] == "no greeting for error" && r["result"] != nil
 			}},
-		{"invalid arguments never reach the server", `{"server":"fixture","tool":"greet","arguments":{"times":"x"}}`, 200,
+		{"invalid arguments never reach the server", `{"server":"fixture","tool":"greet","arguments":{"name":"a","times":"x"}}`, 200,
 			func(r map[string]any) bool {
-				return strings.Contains(r["error"].(string), "name") && r["result"] == nil && r["modelText"] == r["error"]
+				return strings.Contains(r["error"].(string), "invalid arguments: at /times") && r["result"] == nil && r["modelText"] == r["error"]
 			}},
 		{"App tool", `{"server":"fixture","tool":"counter","arguments":{"label":"x"}}`, 200,
 			func(r map[string]any) bool {
