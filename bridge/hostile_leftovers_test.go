@@ -44,11 +44,14 @@ func TestHostileDeepSchemaFailsAtOnce(t *testing.T) {
 	}
 }
 
-// A 10 MB tool description reaches the model cut to Options.MaxDescriptionBytes (head kept,
-// a marker saying how much was cut), with a problem for the operator; raising the option
-// gives the whole description.
+// A 2 MB tool description (256 times the default limit) reaches the model cut to
+// Options.MaxDescriptionBytes (head kept, a marker saying how much was cut), with a problem
+// for the operator; raising the option gives the whole description. (It was 10 MB: under
+// -race on a 2-core machine at load 37 its two Connects took the context's whole 60 s,
+// decoding the listing four times over; the handling is linear in the size, so 2 MB
+// proves the same.)
 func TestHostileHugeDescriptionIsCut(t *testing.T) {
-	huge := "Does things. " + strings.Repeat("é", 5<<20) // 10 MB, two-byte runes
+	huge := "Does things. " + strings.Repeat("é", 1<<20) // 2 MB, two-byte runes
 	hs := &hostileServer{tools: []string{
 		`{"name":"verbose","description":` + strconv.Quote(huge) + `,"inputSchema":{"type":"object"}}`,
 		`{"name":"terse","description":"Short.","inputSchema":{"type":"object"}}`,
@@ -66,8 +69,11 @@ func TestHostileHugeDescriptionIsCut(t *testing.T) {
 			opts := quiet()
 			opts.MaxDescriptionBytes = tt.max
 			set, err := connectSet(t, []bridge.ServerConfig{{ID: "wordy", URL: url}}, opts)
-			if err != nil || len(set.Failed()) > 0 {
-				t.Fatalf("%v %v", err, set.Failed())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := set.Failed(); len(f) > 0 {
+				t.Fatalf("failed: %v", f)
 			}
 			d := byName(t, set.Tools(), "verbose").Description
 			if !strings.HasPrefix(d, "Does things. é") || len(d) > tt.want || !utf8.ValidString(d) {
@@ -78,7 +84,7 @@ func TestHostileHugeDescriptionIsCut(t *testing.T) {
 				problems = append(problems, p.Tool+": "+p.Problem)
 			}
 			cut := tt.max == 0
-			if cut != strings.Contains(d, "[description cut: ") || cut != (len(problems) == 1 && strings.Contains(problems[0], "verbose: description is 10485773 bytes, over Options.MaxDescriptionBytes (8192)")) {
+			if cut != strings.Contains(d, "[description cut: ") || cut != (len(problems) == 1 && strings.Contains(problems[0], "verbose: description is 2097165 bytes, over Options.MaxDescriptionBytes (8192)")) {
 				t.Errorf("cut %v: description ends %q, problems %q", cut, d[max(0, len(d)-60):], problems)
 			}
 			if got := byName(t, set.Tools(), "terse").Description; got != "Short." {
