@@ -273,6 +273,10 @@ import (
 //     error from a legacy server's refusal. Over it: the rest is not looked at.
 //   - 64 KiB (fixed, wire.maxErrorBody): the body of a failed HTTP response read for its JSON-RPC
 //     error (direct client). Over it: the rest is not read.
+//   - 5 (fixed, wire.maxResumes): reconnections of a direct call's event stream in a row without a
+//     new event ID. Over it: the call fails.
+//   - 30s (fixed, wire.maxRetryField): the wait a server's SSE retry field asks for before a stream
+//     is resumed. Over it: 30s is waited.
 //   - 30s (fixed, auth.refreshTimeout): one refresh of a grant in a shared store (a TokenLocker):
 //     waiting for the lock, the store, the token endpoint. Over it: the refresh fails; the next
 //     request tries again.
@@ -493,6 +497,8 @@ var limitTable = []limit{
 	{name: "wire.maxCachedMeta", value: 1 << 10, unit: unitBytes, src: "internal/wire"},
 	{name: "transport.maxErrorPeek", value: 64 << 10, unit: unitBytes, src: "transport"},
 	{name: "wire.maxErrorBody", value: 64 << 10, unit: unitBytes, src: "internal/wire"},
+	{name: "wire.maxResumes", value: 5, unit: unitCount, src: "internal/wire"},
+	{name: "wire.maxRetryField", value: int64(30 * time.Second), unit: unitDuration, src: "internal/wire"},
 	{name: "auth.refreshTimeout", value: int64(30 * time.Second), unit: unitDuration, src: "bridge/auth"},
 	{name: "auth.lockTTL", value: int64(60 * time.Second), unit: unitDuration, src: "bridge/auth"},
 	{name: "grant.maxDescribed", value: 200, unit: unitBytes, src: "internal/grant"},

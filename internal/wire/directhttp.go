@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"time"
 
@@ -279,32 +280,119 @@ func (c *Client) readEvents(ctx context.Context, resp *http.Response, id jsonrpc
 		}
 	}
 	buf := make([]byte, 4<<10)
-	for !done {
-		n, rerr := resp.Body.Read(buf)
-		if n > 0 {
-			p.Write(buf[:n])
-		}
-		switch {
-		case p.over:
-			return nil, fmt.Errorf("%s: %w", callSummary, c.http.Budget.Overrun("SSE event"))
-		case p.dead && !done:
-			return nil, fmt.Errorf("%s: malformed event stream", callSummary)
-		}
-		if rerr != nil {
-			if !done {
-				p.Finish()
+	read := func(body io.Reader) error {
+		for !done {
+			n, rerr := body.Read(buf)
+			if n > 0 {
+				p.Write(buf[:n])
 			}
-			if done {
-				break
+			switch {
+			case p.over:
+				return fmt.Errorf("%s: %w", callSummary, c.http.Budget.Overrun("SSE event"))
+			case p.dead && !done:
+				return fmt.Errorf("%s: malformed event stream", callSummary)
 			}
-			if errors.Is(rerr, io.EOF) {
-				return nil, errNoResponse
+			if rerr != nil {
+				if !done {
+					p.Finish()
+				}
+				if done {
+					break
+				}
+				if errors.Is(rerr, io.EOF) {
+					return errNoResponse
+				}
+				return fmt.Errorf("%s: reading the event stream: %w", callSummary, rerr)
 			}
-			return nil, fmt.Errorf("%s: reading the event stream: %w", callSummary, rerr)
 		}
+		return nil
 	}
-	drain(resp.Body)
+	rerr := read(resp.Body)
+	if rerr == nil {
+		drain(resp.Body)
+	}
+	// A stateful session's stream that ended without the answer but with an event ID is
+	// resumed as go-sdk resumes it: a GET with Last-Event-ID after the server's retry delay,
+	// at most maxResumes times in a row without a new event ID.
+	prev, tries := "", 0
+	for errors.Is(rerr, errNoResponse) && !opts.modern() && p.LastID != "" {
+		if p.LastID != prev {
+			prev, tries = p.LastID, 0
+		}
+		if tries++; tries > maxResumes {
+			return nil, fmt.Errorf("%s: exceeded %d retries without progress (session ID: %v)", callSummary, maxResumes, c.session.ID())
+		}
+		body, err := c.resume(ctx, p.LastID, p.Retry, tries, opts)
+		if err != nil {
+			return nil, err
+		}
+		p.line, p.evBytes = p.line[:0], 0
+		rerr = read(body)
+		if rerr == nil {
+			drain(body)
+		}
+		body.Close()
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
 	return result, err
+}
+
+// maxResumes bounds the reconnections of a call's event stream that bring no new event ID
+// (go-sdk's default MaxRetries); resumeDelay is the wait before one when the server gave no
+// retry field, growing by half at each further try.
+const (
+	maxResumes  = 5
+	resumeDelay = time.Second
+)
+
+// resume waits (the server's retry, or resumeDelay grown for try), then GETs the session's
+// stream from event lastID, and returns its body.
+func (c *Client) resume(ctx context.Context, lastID string, retry time.Duration, try int, opts *CallOptions) (io.ReadCloser, error) {
+	delay := retry
+	if delay <= 0 {
+		delay = min(time.Duration(float64(resumeDelay)*math.Pow(1.5, float64(try-1))), maxRetryField)
+	}
+	t := time.NewTimer(delay)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return nil, ctx.Err()
+	case <-t.C:
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.http.Endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header["Accept"] = []string{"text/event-stream"}
+	req.Header["Last-Event-Id"] = []string{lastID}
+	c.statefulHeaders(req.Header, opts.Protocol)
+	oh := c.http.OAuth
+	if opts.OAuth != nil {
+		oh = opts.OAuth
+	}
+	// The server has the call: no error here may read as one that never reached it
+	// (errRejected), or the call would be sent again.
+	if err := bearer(ctx, oh, req.Header); err != nil {
+		return nil, fmt.Errorf("%s: resuming the event stream: %v", callSummary, err)
+	}
+	resp, err := c.http.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: failed to reconnect (session ID: %v): %v", callSummary, c.session.ID(), err)
+	}
+	if err := checkStatus(resp, c.session.ID()); err != nil {
+		resp.Body.Close()
+		if errors.Is(err, mcp.ErrSessionMissing) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: resuming the event stream: %v", callSummary, err)
+	}
+	if ct := MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: resuming the event stream: unsupported content type %q", callSummary, ct)
+	}
+	return resp.Body, nil
 }
 
 // drain reads what is left of a finished stream, briefly, so that the connection is reused.

@@ -1,6 +1,10 @@
 package wire
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
 
 // SSEParser incrementally parses a text/event-stream body the way go-sdk v1.8.0
 // does (mcp/event.go scanEventsLimited), so it yields exactly the events go-sdk
@@ -11,11 +15,17 @@ import "bytes"
 // (counting line bytes, as go-sdk does) ends parsing; at EOF a pending event
 // is dispatched. OnEvent gets the event name and data for every event with
 // data (when set); data is only valid during the call. OnOverflow (when set) is
-// called once when an event exceeds Limit.
+// called once when an event exceeds Limit. LastID and Retry are the "id" and "retry"
+// fields of the last event dispatched that had them (as go-sdk reads them: the value
+// trimmed; a retry that is no decimal number is ignored), for resuming a stream.
 type SSEParser struct {
 	Limit      int
 	OnEvent    func(name string, data []byte)
 	OnOverflow func()
+	LastID     string
+	Retry      time.Duration
+
+	id, retry string // the current event's "id" and "retry" fields
 
 	line     []byte // current partial line
 	evBytes  int    // bytes of the current event so far
@@ -82,6 +92,10 @@ func (p *SSEParser) processLine(line []byte) {
 	switch string(key) {
 	case "event":
 		p.name = string(bytes.TrimSpace(val))
+	case "id":
+		p.id = string(bytes.TrimSpace(val))
+	case "retry":
+		p.retry = string(bytes.TrimSpace(val))
 	case "data":
 		if p.haveData {
 			p.data = append(p.data, '\n')
@@ -92,11 +106,23 @@ func (p *SSEParser) processLine(line []byte) {
 }
 
 func (p *SSEParser) dispatch() {
+	if p.id != "" {
+		p.LastID, p.id = p.id, ""
+	}
+	if p.retry != "" {
+		if n, err := strconv.ParseInt(p.retry, 10, 64); err == nil && n >= 0 {
+			p.Retry = time.Duration(min(n, int64(maxRetryField/time.Millisecond))) * time.Millisecond
+		}
+		p.retry = ""
+	}
 	if p.haveData && len(p.data) > 0 && p.OnEvent != nil {
 		p.OnEvent(p.name, p.data)
 	}
 	p.name, p.data, p.haveData = "", p.data[:0], false
 }
+
+// maxRetryField bounds the reconnection delay a server's "retry" field may ask for.
+const maxRetryField = 30 * time.Second
 
 // Finish ends the stream (EOF): a pending event is dispatched.
 func (p *SSEParser) Finish() {

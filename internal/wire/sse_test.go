@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // parseSSE parses input in chunks of the given sizes (cycled) and returns
@@ -84,4 +85,28 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// The id and retry fields of the last event that had them are kept for resuming the stream;
+// a retry that is no number is ignored, a huge one is capped.
+func TestSSEParserResumeFields(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		id    string
+		retry time.Duration
+	}{
+		{"id: e-1\nretry: 500\ndata:\n\n", "e-1", 500 * time.Millisecond},
+		{"id: e-1\n\nid: e-2\n\n", "e-2", 0},
+		{"id: e-1\n\ndata: x\n\n", "e-1", 0},
+		{"retry: soon\nid: a\n\n", "a", 0},
+		{"retry: 99999999999\n\n", "", maxRetryField},
+		{"id: pending", "pending", 0}, // dispatched at Finish
+	} {
+		p := &SSEParser{Limit: 1 << 10}
+		p.Write([]byte(tt.in))
+		p.Finish()
+		if p.LastID != tt.id || p.Retry != tt.retry {
+			t.Errorf("%q: LastID %q Retry %v, want %q %v", tt.in, p.LastID, p.Retry, tt.id, tt.retry)
+		}
+	}
 }
