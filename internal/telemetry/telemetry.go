@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ttalk/mcpbridge/internal/redact"
@@ -25,6 +24,22 @@ import (
 
 // ScopeName is the instrumentation scope of the bridge's spans and metrics.
 const ScopeName = "github.com/ttalk/mcpbridge/bridge"
+
+// Attribute keys of the OpenTelemetry semantic conventions (v1.41.0), as plain keys: the
+// semconv package's variables and their init would be linked into every program that
+// imports bridge.
+const (
+	keyMCPProtocolVersion  = attribute.Key("mcp.protocol.version")
+	keyNetworkTransport    = attribute.Key("network.transport")
+	keyNetworkProtocolName = attribute.Key("network.protocol.name")
+	keyMCPMethodName       = attribute.Key("mcp.method.name")
+	keyMCPResourceURI      = attribute.Key("mcp.resource.uri")
+	keyMCPSessionID        = attribute.Key("mcp.session.id")
+	keyGenAIToolName       = attribute.Key("gen_ai.tool.name")
+	keyGenAIOperationName  = attribute.Key("gen_ai.operation.name")
+	keyGenAIPromptName     = attribute.Key("gen_ai.prompt.name")
+	keyErrorType           = attribute.Key("error.type")
+)
 
 // Attribute keys of the bridge's own (not in the semantic conventions).
 const (
@@ -219,13 +234,13 @@ type Net struct {
 func (n Net) attrs() []attribute.KeyValue {
 	var attrs []attribute.KeyValue
 	if n.ProtocolVersion != "" {
-		attrs = append(attrs, semconv.McpProtocolVersion(n.ProtocolVersion))
+		attrs = append(attrs, keyMCPProtocolVersion.String(n.ProtocolVersion))
 	}
 	if n.Transport != "" {
-		attrs = append(attrs, semconv.NetworkTransportKey.String(n.Transport))
+		attrs = append(attrs, keyNetworkTransport.String(n.Transport))
 	}
 	if n.Protocol != "" {
-		attrs = append(attrs, semconv.NetworkProtocolName(n.Protocol))
+		attrs = append(attrs, keyNetworkProtocolName.String(n.Protocol))
 	}
 	return attrs
 }
@@ -257,16 +272,16 @@ func (t *Telemetry) StartCall(ctx context.Context, c Call, net func() Net) (cont
 			name += " " + c.Name
 		}
 		attrs := []attribute.KeyValue{
-			semconv.McpMethodNameKey.String(c.Method),
+			keyMCPMethodName.String(c.Method),
 			attrServerID.String(c.Server),
 			attrOrigin.String(c.Origin),
 		}
 		switch c.Method {
 		case "tools/call":
-			attrs = append(attrs, semconv.GenAIToolName(c.Name), semconv.GenAIOperationNameExecuteTool)
+			attrs = append(attrs, keyGenAIToolName.String(c.Name), keyGenAIOperationName.String("execute_tool"))
 		case "prompts/get":
 			if c.Name != "" {
-				attrs = append(attrs, semconv.GenAIPromptName(c.Name))
+				attrs = append(attrs, keyGenAIPromptName.String(c.Name))
 			}
 		}
 		attrs = append(attrs, net().attrs()...)
@@ -284,9 +299,9 @@ func (cs *CallSpan) Target(method, prompt, uri string) {
 	switch {
 	case method == "prompts/get" && prompt != "":
 		cs.span.SetName(method + " " + prompt)
-		cs.span.SetAttributes(semconv.GenAIPromptName(prompt))
+		cs.span.SetAttributes(keyGenAIPromptName.String(prompt))
 	case method == "resources/read" && uri != "":
-		cs.span.SetAttributes(semconv.McpResourceURI(uri))
+		cs.span.SetAttributes(keyMCPResourceURI.String(uri))
 	}
 }
 
@@ -311,19 +326,19 @@ func (t *Telemetry) EndCall(cs *CallSpan, c Call, end End) {
 			if end.Message == "" && end.Err != nil {
 				end.Message = redact.Line(end.Err.Error(), 300)
 			}
-			cs.span.SetAttributes(semconv.ErrorTypeKey.String(end.ErrorType))
+			cs.span.SetAttributes(keyErrorType.String(end.ErrorType))
 			cs.span.SetStatus(codes.Error, end.Message)
 		}
 		cs.span.SetAttributes(attrArgsBytes.Int(end.ArgsBytes), attrResultBytes.Int(end.ResultBytes))
 		cs.span.End()
 	}
 	if cs.inst != nil {
-		attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(c.Method)}
+		attrs := []attribute.KeyValue{keyMCPMethodName.String(c.Method)}
 		if c.Method == "tools/call" {
-			attrs = append(attrs, semconv.GenAIToolName(c.Name))
+			attrs = append(attrs, keyGenAIToolName.String(c.Name))
 		}
 		if end.ErrorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(end.ErrorType))
+			attrs = append(attrs, keyErrorType.String(end.ErrorType))
 		}
 		set := metric.WithAttributes(attrs...)
 		ctx := context.Background()
@@ -340,7 +355,7 @@ func SessionStarted(ctx context.Context, id string) {
 		return
 	}
 	if sp := trace.SpanFromContext(ctx); sp.IsRecording() {
-		sp.SetAttributes(semconv.McpSessionID(id))
+		sp.SetAttributes(keyMCPSessionID.String(id))
 	}
 }
 
@@ -386,7 +401,7 @@ func (c *ConnectSpan) Fail(phase string, err error) {
 	if c == nil {
 		return
 	}
-	c.span.SetAttributes(attrPhase.String(phase), semconv.ErrorTypeKey.String(phase))
+	c.span.SetAttributes(attrPhase.String(phase), keyErrorType.String(phase))
 	c.span.SetStatus(codes.Error, redact.Line(err.Error(), 300))
 	c.span.End()
 }
