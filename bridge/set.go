@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -192,7 +192,7 @@ func (set *Set) rejoined(s *Server, attempt int) {
 	if attempt == 0 {
 		return
 	}
-	place := func(a, b string) int { return cmp.Compare(slices.Index(set.ids, a), slices.Index(set.ids, b)) }
+	before := func(a, b string) bool { return slices.Index(set.ids, a) < slices.Index(set.ids, b) }
 	for old := set.view.Load(); ; old = set.view.Load() { // again after a concurrent rejoin
 		v := *old
 		n := catalog.NewNamer()
@@ -200,9 +200,9 @@ func (set *Set) rejoined(s *Server, attempt int) {
 			n.Take(t.Name)
 		}
 		v.servers = append(slices.Clip(v.servers), s)
-		slices.SortStableFunc(v.servers, func(a, b *Server) int { return place(a.cfg.ID, b.cfg.ID) })
+		sort.SliceStable(v.servers, func(i, j int) bool { return before(v.servers[i].cfg.ID, v.servers[j].cfg.ID) })
 		v.tools = append(slices.Clip(v.tools), s.build(n)...)
-		slices.SortStableFunc(v.tools, func(a, b Tool) int { return place(a.Server.cfg.ID, b.Server.cfg.ID) })
+		sort.SliceStable(v.tools, func(i, j int) bool { return before(v.tools[i].Server.cfg.ID, v.tools[j].Server.cfg.ID) })
 		v.failed = slices.DeleteFunc(slices.Clone(v.failed), func(e *ServerError) bool { return e.Server == s.cfg.ID })
 		if set.view.CompareAndSwap(old, &v) {
 			break

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strings"
+	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -218,6 +218,6 @@ func TaskTools(remote map[string]*Tool) []tasks.Tool {
 			out = append(out, tasks.Tool{Tool: name, Support: rt.TaskSupport})
 		}
 	}
-	slices.SortFunc(out, func(a, b tasks.Tool) int { return strings.Compare(a.Tool, b.Tool) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
 	return out
 }
