@@ -76,8 +76,16 @@ type stdioConn struct {
 	noise      noiseLog
 	readErr    error
 
-	wmu  sync.Mutex
-	wbuf []byte
+	// Write side (Write): pmu guards the pending bytes and their count; wmu the writing
+	// and the rest.
+	pmu      sync.Mutex
+	pbuf     []byte // encoded, not yet written
+	pseq     uint64 // messages encoded onto pbuf so far
+	wmu      sync.Mutex
+	wbuf     []byte // the spare buffer
+	wseq     uint64 // messages written (or failed) so far
+	werr     error  // the first failed write's error
+	werrFrom uint64 // the first message of that write
 
 	direct wire.Calls // the direct calls of the Conn's wire.Client
 	nudge  *nudger    // pings a quiet server holding an answer (nudge.go); nil: off
@@ -291,8 +299,10 @@ func (s *stdioConn) fail(err error) error {
 	return err
 }
 
-// Write implements mcp.Connection: one write call per message, from a reused
-// buffer.
+// Write implements mcp.Connection. Messages written at once are coalesced: each is
+// encoded onto the pending bytes, and whoever takes the write lock first writes all that
+// is pending in one write call; a writer whose bytes went out with another's returns
+// without a call of its own, with that write's outcome.
 func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -309,26 +319,52 @@ func (s *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	msg = s.c.cap.taps.Tap(ctx, msg) // a Tap on ctx follows the request
 	s.track(msg)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	buf, err := wire.AppendMessage(s.wbuf[:0], msg)
+	s.pmu.Lock()
+	n := len(s.pbuf)
+	buf, err := wire.AppendMessage(s.pbuf, msg)
 	if err != nil {
+		s.pbuf = buf[:n]
+		s.pmu.Unlock()
 		s.untrack(msg)
 		return err
 	}
-	if cap(buf) <= keepWriteBuf {
-		s.wbuf = buf
+	s.pbuf = buf
+	s.pseq++
+	seq := s.pseq
+	s.pmu.Unlock()
+
+	s.wmu.Lock()
+	if s.wseq < seq { // not written yet: write what is pending, ours with it
+		s.pmu.Lock()
+		out, upto := s.pbuf, s.pseq
+		s.pbuf = s.wbuf[:0]
+		s.pmu.Unlock()
+		var werr error
+		if s.closed.Load() {
+			werr = os.ErrClosed
+		} else {
+			_, werr = s.w.Write(out)
+		}
+		if werr != nil && s.werr == nil {
+			s.werr, s.werrFrom = werr, s.wseq+1
+		}
+		s.wseq = upto
+		s.wbuf = nil
+		if cap(out) <= keepWriteBuf {
+			s.wbuf = out[:0]
+		}
 	}
-	if s.closed.Load() {
-		s.untrack(msg)
-		return fmt.Errorf("writing to stdin: %w", os.ErrClosed)
+	werr := s.werr
+	if werr != nil && seq < s.werrFrom {
+		werr = nil // written before the first failed write
 	}
-	if _, err := s.w.Write(buf); err != nil {
+	s.wmu.Unlock()
+	if werr != nil {
 		s.untrack(msg)
 		if s.closed.Load() {
-			return fmt.Errorf("writing to stdin: %w", err)
+			return fmt.Errorf("writing to stdin: %w", werr)
 		}
-		return s.c.explainEnd(fmt.Errorf("writing to stdin: %w", err))
+		return s.c.explainEnd(fmt.Errorf("writing to stdin: %w", werr))
 	}
 	return nil
 }

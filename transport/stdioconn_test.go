@@ -7,8 +7,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -181,5 +185,83 @@ func TestStdioConnNoiseRedacted(t *testing.T) {
 	out := logs.String()
 	if strings.Contains(out, "tok-do-not-print") || strings.Contains(out, "\x1b") || !strings.Contains(out, "config: token=") {
 		t.Errorf("log: %q", out)
+	}
+}
+
+// gateWriter holds its first Write until open is closed, and records every Write.
+type gateWriter struct {
+	entered, open chan struct{}
+	once          sync.Once
+	mu            sync.Mutex
+	calls         int
+	data          bytes.Buffer
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	g.once.Do(func() { close(g.entered); <-g.open })
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls++
+	return g.data.Write(p)
+}
+
+func (g *gateWriter) Close() error { return nil }
+
+// TestStdioConnWritesCoalesced: messages written while another write call is under way go
+// out together in one write call after it, whole and in order, and each Write returns
+// once its message is written.
+func TestStdioConnWritesCoalesced(t *testing.T) {
+	gw := &gateWriter{entered: make(chan struct{}), open: make(chan struct{})}
+	r, w := io.Pipe()
+	t.Cleanup(func() { _ = w.Close() })
+	s := newStdioConn(&Conn{id: "p", logger: slog.New(slog.DiscardHandler)}, r, gw, 0)
+	t.Cleanup(func() { _ = s.closeFiles() })
+	const writers = 6
+	errs := make(chan error, writers)
+	write := func(n int) {
+		id, _ := jsonrpc.MakeID(float64(n))
+		errs <- s.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "m" + strconv.Itoa(n)})
+	}
+	go write(1)
+	<-gw.entered
+	for n := 2; n <= writers; n++ {
+		go write(n)
+		for deadline := time.Now().Add(10 * time.Second); ; { // encoded in turn: the order is known
+			s.pmu.Lock()
+			queued := s.pseq
+			s.pmu.Unlock()
+			if queued == uint64(n) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("writer %d did not queue its message", n)
+			}
+			runtime.Gosched()
+		}
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("a Write returned (%v) before its message was written", err)
+	default:
+	}
+	close(gw.open)
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	if gw.calls != 2 {
+		t.Errorf("%d write calls for %d messages, the last %d written at once; want 2", gw.calls, writers, writers-1)
+	}
+	lines := strings.Split(strings.TrimSuffix(gw.data.String(), "\n"), "\n")
+	for i, line := range lines {
+		if want := `"method":"m` + strconv.Itoa(i+1) + `"`; !strings.Contains(line, want) {
+			t.Errorf("line %d = %s, want the message with %s", i+1, line, want)
+		}
+	}
+	if len(lines) != writers {
+		t.Errorf("%d lines written, want %d", len(lines), writers)
 	}
 }
