@@ -153,11 +153,13 @@ func NewHandler(st Settings) *Handler {
 	return h
 }
 
-// WrapTransport puts the MCP connection's requests through DPoP: once the grant's tokens are
-// bound, each request with one carries a fresh proof of the grant's key (transport.Spec's
-// WrapBase).
+// WrapTransport is what the MCP connection's requests go through (transport.Spec's
+// WrapBase): a request whose token is due for a refresh (a TokenLocker store) waits for it
+// until the request's own context ends (a *RefreshWaitError) and goes out with the new token;
+// then DPoP: once the grant's tokens are bound, each request with one carries a fresh proof
+// of the grant's key.
 func (h *Handler) WrapTransport(base http.RoundTripper) http.RoundTripper {
-	return h.dpop.wrapResource(base)
+	return &refreshWait{h: h, next: h.dpop.wrapResource(base)}
 }
 
 // TokenSource implements sdkauth.OAuthHandler: the stored grant, read once (concurrent first
@@ -629,7 +631,11 @@ func (h *Handler) Status() AuthStatus {
 	if ts == nil {
 		return as
 	}
-	if tok, err := ts.Token(); err == nil {
+	tok, err := ts.Token()
+	if s, ok := ts.(*sharedSource); ok {
+		tok, err = s.TokenContext(context.Background()) // the refreshed token; bounded by refreshTimeout
+	}
+	if err == nil {
 		as.Expiry, as.RefreshToken = tok.Expiry, tok.RefreshToken != ""
 	}
 	return as

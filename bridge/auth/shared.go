@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -43,9 +44,9 @@ type sharedSource struct {
 
 	mu         sync.Mutex // guards the fields below; a leaf: nothing is called while it is held
 	g          StoredToken
-	life       time.Duration // g's access token's lifetime when this process took it (0: no expiry)
-	bad        string        // an access token the server refused: never adopted again
-	refreshing *flight       // the refresh in progress in this process, shared by its callers
+	life       time.Duration  // g's access token's lifetime when this process took it (0: no expiry)
+	bad        string         // an access token the server refused: never adopted again
+	refreshing *refreshFlight // the refresh in progress in this process, shared by its callers
 	// unsaved is the refresh token the store still holds, spent by the refresh that gave g,
 	// while g is not saved ("": g is saved).
 	unsaved string
@@ -91,33 +92,80 @@ func (s *sharedSource) fresh(t *oauth2.Token, bad string, life time.Duration) bo
 		(t.Expiry.IsZero() || time.Until(t.Expiry) > expiryDelta+earlyBy(s.share, s.h.set.RefreshJitter, life))
 }
 
-// Token returns the grant's access token, refreshing it under the store's lock when it is
-// about to expire: one refresh at a time in this process, shared by the callers that need
-// it (the store is called without the source's lock).
+// Token returns the grant's access token without waiting for a refresh: go-sdk asks for it
+// under its connection's lock, with no request's context. A token that needs refreshing
+// starts the refresh (one at a time in this process, shared by its callers) and is returned
+// as it is, unless it is unusable (none, or refused): then Token waits as long as the refresh
+// may take. The request it goes out with waits for the refresh at its own deadline in the
+// handler's transport (WrapTransport) and carries the new token.
 func (s *sharedSource) Token() (*oauth2.Token, error) {
-	for {
-		s.mu.Lock()
-		if s.fresh(s.g.Token, s.bad, s.life) {
-			tok := s.g.Token
-			s.mu.Unlock()
-			return tok, nil
-		}
-		f := s.refreshing
-		lead := f == nil
-		if lead {
-			f = &flight{done: make(chan struct{})}
-			s.refreshing = f
-		}
-		g, bad, unsaved := s.g, s.bad, s.unsaved
+	s.mu.Lock()
+	if s.fresh(s.g.Token, s.bad, s.life) {
+		tok := s.g.Token
 		s.mu.Unlock()
-		if !lead {
-			<-f.done // bounded by refreshTimeout
-			if f.err != nil {
-				return nil, f.err
-			}
-			continue
-		}
-		ng, unsaved, err := s.refresh(g, bad, unsaved)
+		return tok, nil
+	}
+	s.start()
+	if t := s.g.Token; t != nil && t.AccessToken != "" && t.AccessToken != s.bad {
+		s.mu.Unlock()
+		return t, nil
+	}
+	s.mu.Unlock()
+	return s.TokenContext(context.Background()) // bounded by refreshTimeout
+}
+
+// TokenContext returns the grant's access token, refreshing it under the store's lock when it
+// is about to expire: one refresh at a time in this process, shared by the callers that need
+// it (the store is called without the source's lock). A caller waits for the refresh only
+// until ctx ends, and then gets a *RefreshWaitError; the refresh goes on for the others
+// (bounded by refreshTimeout).
+func (s *sharedSource) TokenContext(ctx context.Context) (*oauth2.Token, error) {
+	s.mu.Lock()
+	if s.fresh(s.g.Token, s.bad, s.life) {
+		tok := s.g.Token
+		s.mu.Unlock()
+		return tok, nil
+	}
+	f := s.start()
+	s.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.tok, f.err
+	case <-ctx.Done():
+		rw := &RefreshWaitError{Server: s.h.set.ID, User: s.h.set.User, Phase: f.phase.Load().(string), Err: ctx.Err()}
+		noteWait(ctx, rw)
+		return nil, rw
+	}
+}
+
+// stale reports whether tok is this source's token and is due for the refresh a request
+// with it must wait for.
+func (s *sharedSource) stale(tok string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.g.Token != nil && tok == s.g.Token.AccessToken && !s.fresh(s.g.Token, s.bad, s.life)
+}
+
+// refreshFlight is a refresh of a shared grant: done is closed when it ended with tok or err;
+// phase is what it is doing (RefreshWaitError.Phase).
+type refreshFlight struct {
+	done  chan struct{}
+	phase atomic.Value // string
+	tok   *oauth2.Token
+	err   error
+}
+
+// start returns the refresh in progress, starting one when there is none; s.mu is held.
+func (s *sharedSource) start() *refreshFlight {
+	if s.refreshing != nil {
+		return s.refreshing
+	}
+	f := &refreshFlight{done: make(chan struct{})}
+	f.phase.Store(PhaseRefreshLock)
+	s.refreshing = f
+	g, bad, unsaved := s.g, s.bad, s.unsaved
+	go func() {
+		ng, unsaved, err := s.refresh(f, g, bad, unsaved)
 		s.mu.Lock()
 		if err == nil {
 			s.life = lifetime(ng.Token)
@@ -125,23 +173,21 @@ func (s *sharedSource) Token() (*oauth2.Token, error) {
 			if ng.Token.AccessToken != bad {
 				s.bad = ""
 			}
+			f.tok = ng.Token
 		}
 		s.refreshing = nil
 		s.mu.Unlock()
 		f.err = err
 		close(f.done)
-		if err != nil {
-			return nil, err
-		}
-		return ng.Token, nil
-	}
+	}()
+	return f
 }
 
 // refresh gets a fresh grant for g under the store's lock: the stored one when another
 // replica refreshed it meanwhile, else g refreshed and saved. unsaved is the spent refresh
 // token the store holds while g is not saved (""); refresh returns the grant and, when it
 // could not be saved, the refresh token the store still holds in its place.
-func (s *sharedSource) refresh(g StoredToken, bad, unsaved string) (StoredToken, string, error) {
+func (s *sharedSource) refresh(f *refreshFlight, g StoredToken, bad, unsaved string) (StoredToken, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	unlock, err := s.lock.LockToken(ctx, s.h.key, lockTTL)
@@ -149,6 +195,7 @@ func (s *sharedSource) refresh(g StoredToken, bad, unsaved string) (StoredToken,
 		return g, unsaved, fmt.Errorf("%w: locking the grant for its refresh: %w", ErrTokenStore, err)
 	}
 	defer unlock()
+	f.phase.Store(PhaseRefreshRead)
 	// The grant as stored now: another replica may have refreshed it (and spent the
 	// refresh token this process holds).
 	st, err := s.h.store.LoadToken(ctx, s.h.key)
@@ -179,6 +226,7 @@ func (s *sharedSource) refresh(g StoredToken, bad, unsaved string) (StoredToken,
 	}
 	stale := *g.Token
 	stale.AccessToken = "" // so that oauth2 refreshes
+	f.phase.Store(PhaseRefreshEndpoint)
 	rctx := context.WithValue(ctx, oauth2.HTTPClient, s.h.hc)
 	tok, err := g.config().TokenSource(rctx, &stale).Token()
 	if err != nil {
@@ -186,6 +234,7 @@ func (s *sharedSource) refresh(g StoredToken, bad, unsaved string) (StoredToken,
 	}
 	g.Token = tok
 	saved := g
+	f.phase.Store(PhaseRefreshSave)
 	if err := s.h.store.SaveToken(ctx, s.h.key, &saved); err != nil {
 		// The new refresh token is lost to the other replicas; this one keeps using it and
 		// saves it at its next refresh (unsaved).
@@ -218,9 +267,9 @@ func (h *Handler) refreshShared(ctx context.Context, bad string) (bool, error) {
 	}
 	ts := h.shared(st, bad)
 	ts.unsaved = unsaved
-	if _, err := ts.Token(); err != nil {
+	if _, err := ts.TokenContext(ctx); err != nil {
 		h.log.Debug("refreshing the OAuth token failed", "err", err)
-		if errors.Is(err, ErrTokenStore) {
+		if rw := (*RefreshWaitError)(nil); errors.Is(err, ErrTokenStore) || errors.As(err, &rw) {
 			return false, err
 		}
 		return false, nil

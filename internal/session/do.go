@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ttalk/mcpbridge/bridge/auth"
 	"github.com/ttalk/mcpbridge/internal/wire"
 	"github.com/ttalk/mcpbridge/transport"
 )
@@ -35,15 +36,16 @@ type Request struct {
 // host's (Host.Fail).
 func (p *Pool) Do(ctx context.Context, req Request, fn func(context.Context, *Session) error) error {
 	for attempt := 0; ; attempt++ {
-		sess, release, err := p.get(ctx, &req)
+		actx, note := auth.WithRefreshNote(ctx) // why a wait for a grant's refresh ended the request
+		sess, release, err := p.get(actx, &req)
 		if err != nil {
-			return p.requestErr(ctx, &req, err)
+			return p.requestErr(ctx, &req, noted(err, note))
 		}
-		fctx, delivery := ctx, (*wire.Delivery)(nil)
+		fctx, delivery := actx, (*wire.Delivery)(nil)
 		if sess.Kind == transport.KindHTTP { // only a Streamable HTTP session fails after a POST was taken
-			fctx, delivery = wire.WithDelivery(ctx)
+			fctx, delivery = wire.WithDelivery(actx)
 		}
-		err = fn(fctx, sess)
+		err = noted(fn(fctx, sess), note)
 		release()
 		if user, ok := User(ctx); ok && err != nil {
 			err = p.userErr(user, err)
@@ -76,6 +78,15 @@ func (p *Pool) Do(ctx context.Context, req Request, fn func(context.Context, *Se
 	}
 }
 
+// noted is err, or the *auth.RefreshWaitError note holds when err is the request's
+// context's end that the wait for a grant's refresh gave up at.
+func noted(err error, note *auth.RefreshNote) error {
+	if rw := note.Err(); rw != nil && err != nil && !errors.As(err, new(*auth.RefreshWaitError)) {
+		return rw
+	}
+	return err
+}
+
 // RequestErr is the error of a request (phase, what) bounded by timeout that got no session,
 // or whose ctx ended with err.
 func (p *Pool) RequestErr(ctx context.Context, phase, what string, timeout time.Duration, err error) error {
@@ -86,6 +97,8 @@ func (p *Pool) requestErr(ctx context.Context, req *Request, err error) error {
 	switch {
 	case p.cfg.Life.Err() != nil:
 		err = fmt.Errorf("%s: %w", req.What, ErrClosed)
+	case errors.As(err, new(*auth.RefreshWaitError)): // says why ctx's end came first
+		err = fmt.Errorf("%s: %w", req.What, err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && wire.CallersDeadline(ctx):
 		err = fmt.Errorf("%s: the caller's context ended before an answer: %w", req.What, context.DeadlineExceeded)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -190,7 +190,7 @@ func (p *Pool) dialUserGrant(ctx context.Context, u *userState) (*Session, error
 		return nil, p.cfg.Host.NeedsLogin(u.id, auth.ReasonNoGrant)
 	}
 	spec := p.cfg.Spec
-	spec.OAuth = u.h
+	spec.OAuth, spec.WrapBase = u.h, u.h.WrapTransport // the user's refresh waits and DPoP key
 	conn, err := transport.Open(spec, transport.KindHTTP)
 	if err != nil {
 		return nil, err

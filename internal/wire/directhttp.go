@@ -159,7 +159,7 @@ func bearer(ctx context.Context, oh auth.OAuthHandler, h http.Header) error {
 	if err != nil || ts == nil {
 		return err
 	}
-	tok, err := ts.Token()
+	tok, err := tokenFor(ctx, ts)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
@@ -171,6 +171,18 @@ func bearer(ctx context.Context, oh auth.OAuthHandler, h http.Header) error {
 		h.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return nil
+}
+
+// tokenFor is ts's token for a request bounded by ctx: a source that can wait for a refresh
+// at ctx's end (bridge/auth's shared grants) does so, as the handler's transport does for
+// go-sdk's requests.
+func tokenFor(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
+	if w, ok := ts.(interface {
+		TokenContext(context.Context) (*oauth2.Token, error)
+	}); ok {
+		return w.TokenContext(ctx)
+	}
+	return ts.Token()
 }
 
 // maxErrorBody bounds the body of a failed response read for its JSON-RPC error.
