@@ -36,7 +36,10 @@ type Request struct {
 // host's (Host.Fail).
 func (p *Pool) Do(ctx context.Context, req Request, fn func(context.Context, *Session) error) error {
 	for attempt := 0; ; attempt++ {
-		actx, note := auth.WithRefreshNote(ctx) // why a wait for a grant's refresh ended the request
+		actx, note := ctx, (*auth.RefreshNote)(nil)
+		if p.cfg.OAuth != nil || p.cfg.PerUser { // why a wait for a grant's refresh ended the request
+			actx, note = auth.WithRefreshNote(ctx)
+		}
 		sess, release, err := p.get(actx, &req)
 		if err != nil {
 			return p.requestErr(ctx, &req, noted(err, note))
