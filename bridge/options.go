@@ -105,9 +105,9 @@ type Options struct {
 	// DefaultMaxMessageBytes (Limits); <0 means no cap.
 	MaxMessageBytes int
 	// NudgeAfter is how long a request to a stdio server may go unanswered, with nothing
-	// from the server meanwhile, before the bridge writes the server a ping so that an
-	// answer the server holds until its next input line is let go (go-sdk stdio servers do
-	// this now and then); it pings again at most once per NudgeAfter while that lasts, and
+	// from the server meanwhile, before the bridge writes the server a ping: an answer a
+	// server holds until its next input line is let go, and the ping's answer wakes the
+	// bridge's reader whatever held the call; it pings again at most once per NudgeAfter while that lasts, and
 	// the ping's answer never reaches a caller. A server that is really hung still fails
 	// the call at CallTimeout. Default DefaultNudgeAfter (Limits); <0 turns it off.
 	NudgeAfter time.Duration

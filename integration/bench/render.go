@@ -123,9 +123,9 @@ func render(res results, lr loadRun, in info) (string, error) {
 	row("TypeScript SDK 2.x, default settings", "ts2", "2025-11-25", "ceiling-2025")
 	row("TypeScript SDK 1.x (`@modelcontextprotocol/sdk`)", "ts", "2025-11-25", "ceiling-2025")
 	if st := val("BenchmarkVsSDKs", "stalled-slices"); st > 0 {
-		w("\nIn this run %.0f slice(s) were run again because a call got no answer within 15 s: go-sdk's\n", st)
-		w("stdio server now and then leaves an answer unsent until it reads its next line (seen with the\n")
-		w("hand-written client too); through the bridge such a call ends at its CallTimeout.\n")
+		w("\nIn this run %.0f slice(s) were run again because the whole slice missed its 15 s deadline\n", st)
+		w("(a slice is 1,000 or 1,500 calls: on a loaded machine that is load, not necessarily an\n")
+		w("unanswered call).\n")
 	} else {
 		w("\nNo slice had to be run again (a slice in which a call gets no answer within 15 s would be).\n")
 	}
