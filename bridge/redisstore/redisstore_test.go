@@ -573,6 +573,22 @@ func TestLoginOnAnyReplica(t *testing.T) {
 }
 
 // loginID is bridge's hash of a login's state (what the relay sees).
+// logIn logs user u in to server "svc" of set through oauthtest's consent page.
+func logIn(t *testing.T, ctx context.Context, set *bridge.Set, u string) {
+	t.Helper()
+	au, err := set.StartLogin(ctx, u, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := oauthtest.Consent(ctx, au, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.CompleteLogin(ctx, u, q); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func loginID(state string) string {
 	sum := sha256.Sum256([]byte("mcpbridge login\x00" + state))
 	return hex.EncodeToString(sum[:])
@@ -620,17 +636,7 @@ func TestStoreDownIsNotNeedsLogin(t *testing.T) {
 		_, err := set.Tools()[0].Handler(cctx, args)
 		return err
 	}
-	au, err := set.StartLogin(ctx, u, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := oauthtest.Consent(ctx, au, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.CompleteLogin(ctx, u, q); err != nil {
-		t.Fatal(err)
-	}
+	logIn(t, ctx, set, u)
 	if err := call(); err != nil {
 		t.Fatalf("after the login: %v", err)
 	}
@@ -718,17 +724,7 @@ func TestUnsavedRefreshIsKept(t *testing.T) {
 		_, err := set.Tools()[0].Handler(cctx, args)
 		return err
 	}
-	au, err := set.StartLogin(ctx, u, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := oauthtest.Consent(ctx, au, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.CompleteLogin(ctx, u, q); err != nil {
-		t.Fatal(err)
-	}
+	logIn(t, ctx, set, u)
 	if err := call(set); err != nil {
 		t.Fatalf("after the login: %v", err)
 	}

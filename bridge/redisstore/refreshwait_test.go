@@ -53,17 +53,7 @@ func TestRefreshWaitEndsAtTheCallsDeadline(t *testing.T) {
 		_, err := set.Tools()[0].Handler(cctx, args)
 		return err
 	}
-	au, err := set.StartLogin(ctx, u, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := oauthtest.Consent(ctx, au, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.CompleteLogin(ctx, u, q); err != nil {
-		t.Fatal(err)
-	}
+	logIn(t, ctx, set, u)
 	if err := call(20 * time.Second); err != nil {
 		t.Fatalf("after the login: %v", err)
 	}

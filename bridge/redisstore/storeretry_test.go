@@ -236,17 +236,7 @@ func TestUsersOnlyServerRejoinsWhenTheStoreReturns(t *testing.T) {
 	mu.Unlock()
 
 	const u = "erin"
-	au, err := set.StartLogin(ctx, u, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := oauthtest.Consent(ctx, au, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.CompleteLogin(ctx, u, q); err != nil {
-		t.Fatal(err)
-	}
+	logIn(t, ctx, set, u)
 	uctx := bridge.WithUser(ctx, u)
 	tools, err := set.ToolsFor(uctx)
 	if err != nil || len(tools) != 1 {
