@@ -333,17 +333,7 @@ func TestTwoReplicasNeverDoubleSpend(t *testing.T) {
 	a, b := replica(), replica()
 	users := []string{"u1", "u2", "u3", "u4"}
 	for _, u := range users {
-		url, err := a.StartLogin(ctx, u, "svc")
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := oauthtest.Consent(ctx, url, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.CompleteLogin(ctx, u, q); err != nil {
-			t.Fatal(err)
-		}
+		logIn(t, ctx, a, u)
 	}
 	call := func(set *bridge.Set, u string) error {
 		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
@@ -572,7 +562,6 @@ func TestLoginOnAnyReplica(t *testing.T) {
 	}
 }
 
-// loginID is bridge's hash of a login's state (what the relay sees).
 // logIn logs user u in to server "svc" of set through oauthtest's consent page.
 func logIn(t *testing.T, ctx context.Context, set *bridge.Set, u string) {
 	t.Helper()
@@ -589,6 +578,21 @@ func logIn(t *testing.T, ctx context.Context, set *bridge.Set, u string) {
 	}
 }
 
+// connectUsers connects a Set for many users, its grants in store, to the one OAuth server
+// at url ("svc"), and fails the test unless the server is up.
+func connectUsers(t *testing.T, ctx context.Context, store bridge.TokenStore, url string) *bridge.Set {
+	t.Helper()
+	set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: url, Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
+		&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
+			Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
+	if err != nil || len(set.Failed()) > 0 {
+		t.Fatalf("connect: %v %v", err, set.Failed())
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	return set
+}
+
+// loginID is bridge's hash of a login's state (what the relay sees).
 func loginID(state string) string {
 	sum := sha256.Sum256([]byte("mcpbridge login\x00" + state))
 	return hex.EncodeToString(sum[:])
@@ -621,13 +625,7 @@ func TestStoreDownIsNotNeedsLogin(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
-		&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
-			Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
-	if err != nil || len(set.Failed()) > 0 {
-		t.Fatalf("connect: %v %v", err, set.Failed())
-	}
-	t.Cleanup(func() { _ = set.Close() })
+	set := connectUsers(t, ctx, store, as.URL())
 	const u = "dana"
 	call := func() error {
 		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
@@ -647,7 +645,7 @@ func TestStoreDownIsNotNeedsLogin(t *testing.T) {
 	if r, err := redistest.Do(addr, "CLIENT", "PAUSE", "5000", "ALL"); err != nil || r != "OK" {
 		t.Fatalf("pausing redis: %q %v", r, err)
 	}
-	err = call()
+	err := call()
 	if errors.Is(err, bridge.ErrNeedsLogin) || !errors.Is(err, bridge.ErrTokenStore) {
 		t.Fatalf("call while the store is down: %v (want ErrTokenStore, not ErrNeedsLogin)", err)
 	}

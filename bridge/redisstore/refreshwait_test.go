@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,13 +37,7 @@ func TestRefreshWaitEndsAtTheCallsDeadline(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
-		&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
-			Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
-	if err != nil || len(set.Failed()) > 0 {
-		t.Fatalf("connect: %v %v", err, set.Failed())
-	}
-	t.Cleanup(func() { _ = set.Close() })
+	set := connectUsers(t, ctx, store, as.URL())
 	const u = "frank"
 	call := func(d time.Duration) error {
 		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
