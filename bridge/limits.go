@@ -174,6 +174,7 @@ import (
 //     one out twice. Over it: the oldest is forgotten.
 //   - 16 (fixed, tasks.MaxEarlyNotices): task status notifications kept for tasks not followed yet
 //     (one can come before the tools/call's answer is read). Over it: the oldest is forgotten.
+//   - 16 (fixed, session.MaxTaskListens): task subscriptions a session holds open. Over it: polled.
 //   - 1000h (fixed, tasks.MaxDuration): a task's ttl or pollInterval as the server gives it. Over
 //     it: read as this (the poll interval is then bounded by maxPollInterval).
 //   - 1,000 (fixed, skills.MaxSkillsPerServer): skills in one server's listing (Options.Skills),
@@ -454,6 +455,7 @@ var limitTable = []limit{
 	{name: "tasks.MaxInputKeysPerTask", value: tasks.MaxInputKeysPerTask, unit: unitCount},
 	{name: "tasks.MaxRecentTasks", value: tasks.MaxRecentTasks, unit: unitCount},
 	{name: "tasks.MaxEarlyNotices", value: tasks.MaxEarlyNotices, unit: unitCount},
+	{name: "session.MaxTaskListens", value: session.MaxTaskListens, unit: unitCount},
 	{name: "tasks.MaxDuration", value: int64(tasks.MaxDuration), unit: unitDuration},
 	{name: "skills.MaxSkillsPerServer", value: skills.MaxSkillsPerServer, unit: unitCount},
 	{name: "skills.MaxListPages", value: skills.MaxListPages, unit: unitCount},

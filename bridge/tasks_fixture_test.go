@@ -52,8 +52,13 @@ type taskServer struct {
 	// lastConn is the connection the last tools/call came on; listened the connections
 	// whose subscriptions/listen named each task ID (notifications.taskIds).
 	lastConn *recordingConn
-	listened map[string][]*recordingConn
+	listened map[string][]notifier
 	conns    []*recordingConn // every connection, in order
+	// listenHTTP says how the Streamable HTTP endpoint answers a subscriptions/listen naming
+	// task IDs (go-sdk's server knows no taskIds and would end the stream at once): "" holds
+	// the stream open and tells the tasks' changes on it; "close" acknowledges and ends it.
+	listenHTTP string
+	subscribed chan string // when set, gets each task ID a subscription names
 
 	// What clients sent.
 	callParams  []json.RawMessage // tools/call params, raw (2025: has "task"?)
@@ -517,6 +522,9 @@ func (fx *taskServer) httpConfig(t testing.TB, id string) bridge.ServerConfig {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fx.srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fx.recordHTTP(r)
+		if fx.serveTaskListen(w, r) {
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -564,7 +572,7 @@ func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.fx.mu.Lock()
 		for _, id := range p.Notifications.TaskIDs {
 			if c.fx.listened == nil {
-				c.fx.listened = map[string][]*recordingConn{}
+				c.fx.listened = map[string][]notifier{}
 			}
 			c.fx.listened[id] = append(c.fx.listened[id], c)
 		}

@@ -60,13 +60,13 @@ func (fx *taskServer) statusMethod() string {
 
 // subscribers are the connections that may be told of task tk: 2025, the one it was
 // created on; the extension, those whose subscriptions/listen named it.
-func (fx *taskServer) subscribers(tk *fxTask) []*recordingConn {
+func (fx *taskServer) subscribers(tk *fxTask) []notifier {
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	if fx.ext {
 		return slices.Clone(fx.listened[tk.id])
 	}
-	return []*recordingConn{tk.conn}
+	return []notifier{tk.conn}
 }
 
 func TestTaskFollowedByNotifications(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,6 +45,8 @@ type Session struct {
 	shared    *Session
 	user      string
 	userOAuth *auth.Handler
+
+	taskListens atomic.Int32 // task subscriptions open (ListenTasks)
 
 	closeOnce sync.Once
 	closeErr  error
