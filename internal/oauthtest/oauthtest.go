@@ -79,6 +79,12 @@ func New(srv *mcp.Server) *Server { return NewWith(srv, nil) }
 // NewWith is New with the options of the MCP server's Streamable HTTP handler (e.g.
 // Stateless: a server on protocol 2026-07-28 that keeps no session).
 func NewWith(srv *mcp.Server, opts *mcp.StreamableHTTPOptions) *Server {
+	return NewHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
+}
+
+// NewHandler is New with the MCP endpoint's handler itself: a go-sdk handler wrapped by a
+// test that answers some requests its own way.
+func NewHandler(mh http.Handler) *Server {
 	a := &Server{ttl: time.Hour, clients: map[string]string{}, jwtKeys: map[string]*ecdsa.PublicKey{},
 		codes: map[string]authCode{}, access: map[string]accessToken{}, refresh: map[string]string{}, grants: map[string]int{}}
 	a.ext.init()
@@ -99,7 +105,6 @@ func NewWith(srv *mcp.Server, opts *mcp.StreamableHTTPOptions) *Server {
 			DPOPBoundAccessTokensRequired: bound,
 		}).ServeHTTP(w, r)
 	}))
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	a.unprotected = mh
 	m.Handle("/mcp", a.anonymous(a.protect(a.withUser(mh))))
 	a.mcp = httptest.NewServer(a.clocked(m))

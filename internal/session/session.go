@@ -30,8 +30,8 @@ type Session struct {
 	Kind    transport.Kind // the transport it runs over
 	// Negotiation says how the protocol version was reached (ServerStatus.Negotiation).
 	Negotiation string
-	// Caps is what the server offers for MCP tasks (zero on a user's session: the shared
-	// one read them).
+	// Caps is what the server offers for MCP tasks (zero on a user's view of the shared
+	// session, users.go: its calls never become tasks).
 	Caps tasks.Caps
 
 	cancel context.CancelFunc // ends the session's context (the SSE GET stream lives on it)

@@ -17,7 +17,7 @@ import (
 // subscriptions/listen, so: each session's connection hands the notifications of its server
 // to Config.Tasks with the session as their origin (transport.Conn.OnNotifications: stdio,
 // in-process and legacy SSE connections, and the event streams of Streamable HTTP; a user's
-// own session calls without tasks, users.go), and ListenTasks sends a subscriptions/listen
+// own session's to the tasks it created, users.go), and ListenTasks sends a subscriptions/listen
 // for a task's ID through go-sdk's own sending path (the handler below this package's
 // sending middleware), so it carries the session's _meta and ends, with
 // notifications/cancelled, when stopped. Over Streamable HTTP that listen is a POST whose

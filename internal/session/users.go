@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ttalk/mcpbridge/bridge/auth"
+	"github.com/ttalk/mcpbridge/internal/tasks"
 	"github.com/ttalk/mcpbridge/transport"
 )
 
@@ -195,9 +196,13 @@ func (p *Pool) dialUserGrant(ctx context.Context, u *userState) (*Session, error
 	if err != nil {
 		return nil, err
 	}
+	var origin atomic.Pointer[Session] // the session, for its tasks' notifications
+	p.watchTasks(conn, &origin)
+	initTap := &wire.Tap{Method: "initialize"} // the raw initialize result: the server's tasks capability
+	defer initTap.Done()
 	sctx, cancelSess := context.WithCancel(p.cfg.Life)
 	stop := context.AfterFunc(ctx, cancelSess)
-	cs, err := p.cfg.Client.Connect(sctx, conn.Transport(), sessionOptions(p.userPin()))
+	cs, err := p.cfg.Client.Connect(wire.WithTap(sctx, initTap), conn.Transport(), sessionOptions(p.userPin()))
 	if !stop() && err == nil {
 		_ = cs.Close()
 		err = ctx.Err()
@@ -209,6 +214,9 @@ func (p *Pool) dialUserGrant(ctx context.Context, u *userState) (*Session, error
 	}
 	sess := p.newSession(cs, conn, cancelSess, time.Now())
 	sess.Kind = transport.KindHTTP
+	ir := cs.InitializeResult()
+	sess.Caps = tasks.ReadCaps(initTap.Result(), ir, ir.ProtocolVersion >= ModernVersion)
+	origin.Store(sess)
 	return sess, nil
 }
 
