@@ -2,6 +2,7 @@ package schemaguard
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,17 @@ type Schema struct {
 }
 
 // Cache holds a server's measured schemas by their bytes, so a re-listing (after
-// tools/list_changed, or a redial) compiles only the schemas whose bytes changed.
+// tools/list_changed, or a redial) compiles only the schemas whose bytes changed. It keys
+// them by the bytes' SHA-256, not by a copy of the bytes: the tool keeps its schema's bytes
+// already, and a copy per schema was a twelfth of a connected server's heap.
 type Cache struct {
 	mu   sync.Mutex // guards m
-	m    map[string]*schemaEntry
-	used map[string]*schemaEntry // entries of the listing being converted
+	m    map[schemaKey]*schemaEntry
+	used map[schemaKey]*schemaEntry // entries of the listing being converted
 }
+
+// schemaKey is a schema's key in a Cache: the SHA-256 of its bytes.
+type schemaKey [sha256.Size]byte
 
 // schemaEntry is a measured schema: a Schema, or the reason validation is off.
 type schemaEntry struct {
@@ -76,7 +82,7 @@ type schemaEntry struct {
 // Begin starts converting a listing; End keeps only the schemas that listing used.
 func (c *Cache) Begin() {
 	c.mu.Lock()
-	c.used = map[string]*schemaEntry{}
+	c.used = map[schemaKey]*schemaEntry{}
 	c.mu.Unlock()
 }
 
@@ -108,7 +114,7 @@ func (lim Limits) schemaLimits() schemaLimits {
 // tool's first call), once: most listed tools are never called, and compiling them all
 // at assembly was a seventh of its time at 1,000 servers.
 func (c *Cache) Schema(ctx context.Context, raw json.RawMessage, what string, lim Limits) (*Schema, string) {
-	key := string(raw)
+	key := schemaKey(sha256.Sum256(raw))
 	c.mu.Lock()
 	e := c.m[key]
 	if e == nil {

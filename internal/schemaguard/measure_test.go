@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,4 +67,45 @@ func TestSchemaNotCompiledOnFirstUse(t *testing.T) {
 			t.Errorf("problem = %q", p)
 		}
 	}
+}
+
+// The Cache holds no copy of a schema's bytes (issue 37: it keyed them by string(raw), a
+// copy of every inputSchema): what it retains over the schemas' own bytes, for schemas
+// of 32 KiB that are mostly one description, is far below their size, and a re-listing
+// of the same bytes finds the same Schema.
+func TestCacheKeepsNoCopyOfBytes(t *testing.T) {
+	const n, size = 16, 32 << 10
+	raws := make([]json.RawMessage, n)
+	for i := range raws {
+		desc := strings.Repeat("x", size)
+		raws[i] = json.RawMessage(fmt.Sprintf(`{"type":"object","description":"%d%s","properties":{"a":{"type":"string"}}}`, i, desc))
+	}
+	lim := Limits{MaxCost: 100_000, MaxNodes: 5000}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var c Cache
+	before := heap()
+	c.Begin()
+	first := make([]*Schema, n)
+	for i, raw := range raws {
+		first[i], _ = c.Schema(context.Background(), raw, "inputSchema", lim)
+	}
+	c.End()
+	held := int64(heap()) - int64(before)
+	if held > n*size/2 {
+		t.Errorf("the Cache retains %d bytes over %d schemas of %d bytes; want well under their size (no copy)", held, n, size)
+	}
+	c.Begin()
+	for i, raw := range raws {
+		if v, _ := c.Schema(context.Background(), slices.Clone(raw), "inputSchema", lim); v != first[i] {
+			t.Errorf("schema %d: a re-listing of the same bytes measured it again", i)
+		}
+	}
+	c.End()
+	runtime.KeepAlive(raws)
+	runtime.KeepAlive(first)
 }
