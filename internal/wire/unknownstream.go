@@ -70,11 +70,18 @@ func (s *sseRewriter) Read(p []byte) (int, error) {
 		if cap(s.out) > keepBuffer {
 			s.out = nil
 		}
-		if s.buf == nil {
-			s.buf = make([]byte, 4<<10) // a small answer is one read; a large one streams through
+		// Read into the caller's buffer when it is large enough (go-sdk's bufio.Reader
+		// reads 4 KiB at a time): feed copies what it keeps, and out goes into p after, so
+		// an idle stream (subscriptions/listen, one per server) holds no buffer of its own.
+		into := p
+		if len(p) < minDirectRead {
+			if s.buf == nil {
+				s.buf = make([]byte, 4<<10) // a small answer is one read; a large one streams through
+			}
+			into = s.buf
 		}
-		n, err := s.r.Read(s.buf)
-		s.feed(s.buf[:n])
+		n, err := s.r.Read(into)
+		s.feed(into[:n])
 		if err != nil {
 			s.finish(err == io.EOF)
 			s.err = err
@@ -164,6 +171,10 @@ func (s *sseRewriter) endEvent(atEOF bool) {
 
 // keepBuffer is the largest buffer an sseRewriter keeps between events.
 const keepBuffer = 64 << 10
+
+// minDirectRead is the smallest buffer of its reader's that an sseRewriter reads the
+// stream into; into a smaller one it reads through a buffer of its own.
+const minDirectRead = 512
 
 // rewrite returns the event ev with its data replaced, when it is a message event whose
 // data needs it and the result is within the limit.

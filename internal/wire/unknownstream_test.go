@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -104,6 +106,33 @@ func TestReplaceUnknownContentSSEError(t *testing.T) {
 	got, err := io.ReadAll(ReplaceUnknownContentSSE(r, 1<<20))
 	if err != io.ErrUnexpectedEOF || string(got) != in {
 		t.Fatalf("got %q, %v; want the bytes as sent, then the error", got, err)
+	}
+}
+
+// TestReplaceUnknownContentSSEIdle: a stream read through a bufio.Reader, as go-sdk reads
+// it, costs no buffer of the rewriter's own (issue 37: 4 KiB per idle subscriptions/listen
+// stream, one per server); a reader of small reads still gets every byte.
+func TestReplaceUnknownContentSSEIdle(t *testing.T) {
+	const streams = 100
+	in := "event: message\ndata: " + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n\n"
+	readers := make([]*bufio.Reader, streams)
+	for i := range readers {
+		readers[i] = bufio.NewReader(ReplaceUnknownContentSSE(strings.NewReader(in), 1<<20))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, r := range readers {
+		if line, err := r.ReadString('\n'); err != nil || line != "event: message\n" {
+			t.Fatalf("first line %q, %v", line, err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > streams*1024 {
+		t.Errorf("reading one event of %d streams allocated %d bytes; want under 1 KiB a stream (no buffer of its own)", streams, got)
+	}
+	got, err := io.ReadAll(iotest.OneByteReader(ReplaceUnknownContentSSE(strings.NewReader(in), 1<<20)))
+	if err != nil || string(got) != in {
+		t.Errorf("one byte at a time: %q, %v; want %q", got, err, in)
 	}
 }
 
