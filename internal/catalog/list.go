@@ -56,6 +56,10 @@ func List(ctx context.Context, pool *session.Pool, sess *session.Session, lim Li
 			return Listing{Info: l.Info}, fmt.Errorf("page %d: %w", page+1, session.OverrunErr(err, sess))
 		}
 		l.Info.Note(page, res.Cacheable)
+		// go-sdk keeps this result in its list cache for the session's life (Release), and
+		// the bridge reads nothing of its _meta (serverInfo on 2026-07-28): decoded, the
+		// largest part of what stays (issue 37: about 10 KiB a server).
+		res.Meta = nil
 		pageRaw := sess.Conn.TakeTools()
 		if err := budget.add(len(res.Tools), pageRaw); err != nil {
 			return Listing{Info: l.Info}, fmt.Errorf("page %d: %w", page+1, err)
