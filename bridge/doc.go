@@ -188,8 +188,8 @@
 // lifecycle (polling, status reports to WithProgress and Options.OnTaskStatus, input through
 // Options.OnElicitation, tasks/cancel when ctx ends) within Options.TaskTimeout and returns
 // the result. A server that tells a task's new state is heard at once: 2025-11-25's
-// notifications/tasks/status, and on stdio and in-process connections the extension's
-// notifications/tasks, which the bridge subscribes to for each task in flight; polling at the
+// notifications/tasks/status, and the extension's notifications/tasks, which the bridge
+// subscribes to for each task in flight (a user's tasks on that user's session); polling at the
 // server's pollInterval stays the fallback. ServerConfig.Tasks says which tools run as tasks. Hosts can also detach:
 // Server.StartTask returns once the task exists, and PollTask, AwaitTask and CancelTask take
 // its ID later. Task's doc has the details.

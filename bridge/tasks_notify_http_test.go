@@ -74,6 +74,25 @@ func (fx *taskServer) serveTaskListen(w http.ResponseWriter, r *http.Request) bo
 		return false
 	}
 	id, _ := json.Marshal(req.ID.Raw())
+	if fx.listenHTTP == "hang" {
+		// Never answers, not even with its headers, until the client gives up the request.
+		l := &sseListener{closed: true}
+		fx.mu.Lock()
+		if fx.listened == nil {
+			fx.listened = map[string][]notifier{}
+		}
+		for _, tid := range p.Notifications.TaskIDs {
+			fx.listened[tid] = append(fx.listened[tid], l)
+		}
+		fx.mu.Unlock()
+		<-r.Context().Done()
+		fx.mu.Lock()
+		for _, tid := range p.Notifications.TaskIDs {
+			fx.listened[tid] = slices.DeleteFunc(fx.listened[tid], func(n notifier) bool { return n == l })
+		}
+		fx.mu.Unlock()
+		return true
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	l := &sseListener{w: w, id: id}
@@ -126,6 +145,9 @@ func TestTaskFollowedByNotificationsHTTP(t *testing.T) {
 		{"stream held", "", 60000, true},
 		// The server ends the subscription at once: the task is polled.
 		{"stream closed at once", "close", 200, false},
+		// The server never answers the subscription: the task is polled, and the request
+		// is given up when the task ends.
+		{"listen never answered", "hang", 200, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newTaskServer(true)
