@@ -76,21 +76,7 @@ func (fx *taskServer) serveTaskListen(w http.ResponseWriter, r *http.Request) bo
 	id, _ := json.Marshal(req.ID.Raw())
 	if fx.listenHTTP == "hang" {
 		// Never answers, not even with its headers, until the client gives up the request.
-		l := &sseListener{closed: true}
-		fx.mu.Lock()
-		if fx.listened == nil {
-			fx.listened = map[string][]notifier{}
-		}
-		for _, tid := range p.Notifications.TaskIDs {
-			fx.listened[tid] = append(fx.listened[tid], l)
-		}
-		fx.mu.Unlock()
-		<-r.Context().Done()
-		fx.mu.Lock()
-		for _, tid := range p.Notifications.TaskIDs {
-			fx.listened[tid] = slices.DeleteFunc(fx.listened[tid], func(n notifier) bool { return n == l })
-		}
-		fx.mu.Unlock()
+		fx.hold(r, p.Notifications.TaskIDs, &sseListener{closed: true}, false)
 		return true
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -102,16 +88,23 @@ func (fx *taskServer) serveTaskListen(w http.ResponseWriter, r *http.Request) bo
 		fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
 		return true
 	}
+	fx.hold(r, p.Notifications.TaskIDs, l, true)
+	return true
+}
+
+// hold makes l a subscriber to task IDs ids (told on fx.subscribed when signal is set)
+// until the client ends r; then l is closed and forgotten.
+func (fx *taskServer) hold(r *http.Request, ids []string, l *sseListener, signal bool) {
 	fx.mu.Lock()
 	if fx.listened == nil {
 		fx.listened = map[string][]notifier{}
 	}
-	for _, tid := range p.Notifications.TaskIDs {
+	for _, tid := range ids {
 		fx.listened[tid] = append(fx.listened[tid], l)
 	}
 	fx.mu.Unlock()
-	for _, tid := range p.Notifications.TaskIDs {
-		if fx.subscribed != nil {
+	for _, tid := range ids {
+		if signal && fx.subscribed != nil {
 			fx.subscribed <- tid
 		}
 	}
@@ -120,11 +113,10 @@ func (fx *taskServer) serveTaskListen(w http.ResponseWriter, r *http.Request) bo
 	l.closed = true
 	l.mu.Unlock()
 	fx.mu.Lock()
-	for _, tid := range p.Notifications.TaskIDs {
+	for _, tid := range ids {
 		fx.listened[tid] = slices.DeleteFunc(fx.listened[tid], func(n notifier) bool { return n == l })
 	}
 	fx.mu.Unlock()
-	return true
 }
 
 // listening returns the number of open subscriptions naming task id.
