@@ -312,12 +312,7 @@ func TestStoreDownIsBoundedAndSaysNoToken(t *testing.T) {
 func TestTwoReplicasNeverDoubleSpend(t *testing.T) {
 	c := startRedis(t)
 	store := newStore(t, c, "k1")
-	var wrong atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
-	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.New(srv)
-	t.Cleanup(as.Close) // after the replicas' Close
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	as, wrong := usersServer(t) // closed after the replicas (cleanups run in reverse)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -374,12 +369,7 @@ func TestTwoReplicasNeverDoubleSpend(t *testing.T) {
 // person, or for a replica that is gone fail promptly, saying so without the state or code.
 func TestLoginOnAnyReplica(t *testing.T) {
 	c := startRedis(t)
-	var wrong atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
-	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.New(srv)
-	t.Cleanup(as.Close)
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	as, wrong := usersServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -399,18 +389,6 @@ func TestLoginOnAnyReplica(t *testing.T) {
 		_, err := set.Tools()[0].Handler(bridge.WithUser(ctx, u), args)
 		return err
 	}
-	start := func(set *bridge.Set, u string) url.Values {
-		t.Helper()
-		au, err := set.StartLogin(ctx, u, "svc")
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := oauthtest.Consent(ctx, au, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return q
-	}
 	secretFree := func(what string, err error, q url.Values) {
 		t.Helper()
 		for _, s := range []string{q.Get("state"), q.Get("code"), loginID(q.Get("state"))} {
@@ -424,7 +402,7 @@ func TestLoginOnAnyReplica(t *testing.T) {
 	if err := call(b, u); !errors.Is(err, bridge.ErrNeedsLogin) {
 		t.Fatalf("before login: %v", err)
 	}
-	q := start(a, u)
+	q := consent(t, ctx, a, u)
 	keys, _ := c.Keys(ctx, "mcpbridge:lf:*").Result()
 	if len(keys) != 1 {
 		t.Fatalf("login records: %q", keys)
@@ -454,7 +432,7 @@ func TestLoginOnAnyReplica(t *testing.T) {
 	}
 
 	// A callback for another user than the login's ends that login.
-	q = start(a, "alice")
+	q = consent(t, ctx, a, "alice")
 	err := b.CompleteLogin(ctx, "mallory", q)
 	if err == nil || errors.Is(err, bridge.ErrLoginUnknown) || !strings.Contains(err.Error(), "another user") {
 		t.Errorf("callback for another user: %v", err)
@@ -474,7 +452,7 @@ func TestLoginOnAnyReplica(t *testing.T) {
 	// or after, never the relay timeout's "no outcome" (the relayed callback the holder's
 	// closing subscription never reads). Five rounds: the interleavings differ.
 	for i := range 5 {
-		q = start(a, "carol")
+		q = consent(t, ctx, a, "carol")
 		if err := a.CompleteLogin(ctx, "mallory", q); err == nil || !strings.Contains(err.Error(), "another user") {
 			t.Fatalf("round %d: callback for another user on the holder: %v", i, err)
 		}
@@ -488,7 +466,7 @@ func TestLoginOnAnyReplica(t *testing.T) {
 
 	// The person refuses: the refusal comes back.
 	as.Deny(true)
-	q = start(a, "bob")
+	q = consent(t, ctx, a, "bob")
 	as.Deny(false)
 	if err := b.CompleteLogin(ctx, "bob", q); err == nil || !strings.Contains(err.Error(), "access_denied") {
 		t.Errorf("refused login: %v", err)
@@ -504,7 +482,7 @@ func TestLoginOnAnyReplica(t *testing.T) {
 
 	// The replica that started the login is gone: the other says so at once.
 	gone := replica(time.Minute)
-	q = start(gone, "carol")
+	q = consent(t, ctx, gone, "carol")
 	if err := gone.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +524,7 @@ func TestLoginOnAnyReplica(t *testing.T) {
 
 	// A login past its timeout is unknown everywhere.
 	short := replica(time.Second)
-	q = start(short, "dave")
+	q = consent(t, ctx, short, "dave")
 	deadline := time.Now().Add(30 * time.Second)
 	for len(c.Keys(ctx, "mcpbridge:lf:*").Val()) > 0 {
 		if time.Now().After(deadline) {
@@ -562,8 +540,22 @@ func TestLoginOnAnyReplica(t *testing.T) {
 	}
 }
 
-// logIn logs user u in to server "svc" of set through oauthtest's consent page.
-func logIn(t *testing.T, ctx context.Context, set *bridge.Set, u string) {
+// usersServer starts the local OAuth server in front of a go-sdk server whose tool counts
+// in wrong every request that carries another user's token; listing needs no token.
+func usersServer(t *testing.T) (*oauthtest.Server, *atomic.Int64) {
+	t.Helper()
+	var wrong atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
+	oauthtest.UserTool(srv, &wrong)
+	as := oauthtest.New(srv)
+	t.Cleanup(as.Close)
+	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	return as, &wrong
+}
+
+// consent starts user u's login to server "svc" of set and returns the callback's query
+// that oauthtest's consent page gives.
+func consent(t *testing.T, ctx context.Context, set *bridge.Set, u string) url.Values {
 	t.Helper()
 	au, err := set.StartLogin(ctx, u, "svc")
 	if err != nil {
@@ -573,7 +565,13 @@ func logIn(t *testing.T, ctx context.Context, set *bridge.Set, u string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := set.CompleteLogin(ctx, u, q); err != nil {
+	return q
+}
+
+// logIn logs user u in to server "svc" of set through oauthtest's consent page.
+func logIn(t *testing.T, ctx context.Context, set *bridge.Set, u string) {
+	t.Helper()
+	if err := set.CompleteLogin(ctx, u, consent(t, ctx, set, u)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -616,12 +614,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // same user's call works again without a login.
 func TestStoreDownIsNotNeedsLogin(t *testing.T) {
 	addr, store := pausableStore(t)
-	var wrong atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
-	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.New(srv)
-	t.Cleanup(as.Close)
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	as, wrong := usersServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -694,12 +687,7 @@ func TestUnsavedRefreshIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &failingSave{Store: rs, srv: srv}
-	var wrong atomic.Int64
-	ms := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
-	oauthtest.UserTool(ms, &wrong)
-	as := oauthtest.New(ms)
-	t.Cleanup(as.Close)
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	as, wrong := usersServer(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ttalk/mcpbridge/bridge"
 	"github.com/ttalk/mcpbridge/bridge/auth"
@@ -25,12 +22,7 @@ import (
 func TestRefreshWaitEndsAtTheCallsDeadline(t *testing.T) {
 	c := startRedis(t)
 	store := newStore(t, c, "k1")
-	var wrong atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "users", Version: "1"}, nil)
-	oauthtest.UserTool(srv, &wrong)
-	as := oauthtest.New(srv)
-	t.Cleanup(as.Close)
-	as.AllowAnonymous("initialize", "notifications/initialized", "tools/list", "server/discover")
+	as, wrong := usersServer(t)
 	// Every access token is due for a refresh as soon as it is issued (it expires within
 	// the 10 s a token is refreshed before its expiry), yet the server takes it.
 	as.SetTTL(5 * time.Second)
