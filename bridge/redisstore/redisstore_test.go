@@ -691,17 +691,7 @@ func TestUnsavedRefreshIsKept(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	connect := func() *bridge.Set {
-		set, err := bridge.Connect(ctx, []bridge.ServerConfig{{ID: "svc", URL: as.URL(), Auth: &bridge.AuthConfig{Type: bridge.AuthOAuth}}},
-			&bridge.Options{TokenStore: store, Logger: slog.New(slog.DiscardHandler),
-				Users: &bridge.UserOptions{RedirectURL: "http://127.0.0.1:1/callback", RefreshJitter: -1}})
-		if err != nil || len(set.Failed()) > 0 {
-			t.Fatalf("connect: %v %v", err, set.Failed())
-		}
-		t.Cleanup(func() { _ = set.Close() })
-		return set
-	}
-	set := connect()
+	set := connectUsers(t, ctx, store, as.URL())
 	const u = "erin"
 	call := func(set *bridge.Set) error {
 		args, _ := json.Marshal(map[string]string{"user": oauthtest.UserArg(u)})
@@ -734,7 +724,7 @@ func TestUnsavedRefreshIsKept(t *testing.T) {
 	}
 	// A new process (another replica, a restart) reads the grant from the store.
 	as.ExpireAll()
-	if err := call(connect()); err != nil {
+	if err := call(connectUsers(t, ctx, store, as.URL())); err != nil {
 		t.Errorf("a new process's call: %v", err)
 	}
 	if d := as.DoubleSpent(); d != 0 {
